@@ -1,0 +1,109 @@
+// Package signalfs owns job-signal's on-disk protocol: the files that
+// job-signal (wrapping a Job's main command) and sidecar-watch (wrapping each
+// sidecar) exchange through a directory they share, usually an emptyDir.
+//
+// # Files
+//
+// All files live directly in the directory. Names are fixed, apart from the
+// sidecar's name, which is a DNS label and so can hold neither "/" nor ".".
+//
+//	job.state            written by job-signal at start, when COMMAND starts,
+//	                     and when it ends (the done marker).
+//	job.lock             created by job-signal, which holds an exclusive
+//	                     flock(2) on it for its whole life. Empty.
+//	sidecar-NAME.state   written by the sidecar-watch with --name NAME at
+//	                     every change of its phase.
+//	.*                   temporary files of an atomic write in progress;
+//	                     readers ignore them.
+//
+// Each state file has one writer. Readers never write another party's file.
+//
+// # Format
+//
+// A state file is UTF-8 text, at most 4096 bytes, one item per line, each
+// line ending in "\n". The first line names the protocol version and the
+// kind of file; every other line is key=value:
+//
+//	job-signal v1 job
+//	attempt=1
+//	phase=done
+//	restart-policy=Never
+//	liveness=flock
+//	pid=1
+//	child-pid=7
+//	wait-for=proxy
+//	started=2026-11-22T10:00:00.1Z
+//	updated=2026-11-22T10:00:09.3Z
+//	exit-code=0
+//	reason=exited
+//
+// Keys are lower-case letters, digits and "-"; a key appears at most once;
+// values hold no control characters and are at most 1024 bytes. Empty values
+// are left out. Lists are comma-separated. Times are RFC 3339 in UTC.
+// Readers ignore keys they do not know, so later v1 writers may add keys.
+// Anything else (a missing final newline, a bad header, a repeated key, a
+// value out of range, a missing required key) is rejected with an error that
+// says what is wrong; the parser is fuzzed.
+//
+// job.state keys: attempt (required, from 1), phase (required: waiting,
+// running, done), restart-policy (required: Never, OnFailure), liveness
+// (flock or none), pid, child-pid, wait-for, started, updated; when phase is
+// done also exit-code (required, 0-255), reason (required: exited, signaled,
+// not-found, not-executable, ready-timeout, sidecar-failed, interrupted,
+// error), signal, terminating (true when job-signal was told to stop, as at
+// Pod termination) and message.
+//
+// sidecar-NAME.state keys: name (required, equal to NAME), phase (required:
+// waiting, starting, ready, restarting, stopping, stopped, failed), pid,
+// child-pid, restarts, after, stop-after, exit-code (the command's last
+// exit), last-error (the last readiness failure or exit, for people and for
+// job-signal's ready-timeout error), updated.
+//
+// # Rules
+//
+// Writes are atomic: the content goes to a temporary file in the directory,
+// which is then renamed over the target, so a reader sees the old content or
+// the new, never a mix. There is no fsync: an emptyDir does not outlive its
+// node, so durability across a power cut buys nothing, and fsync costs
+// milliseconds on disk-backed volumes.
+//
+// Reads never follow symlinks (O_NOFOLLOW), never block on FIFOs, and refuse
+// anything that is not a regular file of at most 4096 bytes.
+//
+// A watcher sets its inotify watch first and scans second, and after that
+// re-reads the files it cares about on every event, so a marker written
+// before the watcher started is honoured and an event and a scan never
+// disagree. Where inotify is unavailable it polls, and says so in its log.
+//
+// job-signal takes job.lock before writing job.state, and keeps it until
+// after it wrote the done marker. A sidecar that sees a job.state that is not
+// done, and then finds job.lock free, knows that job-signal died without
+// writing done (SIGKILL, OOM kill) and treats the attempt as failed with an
+// unknown code. Sidecars wait for the lock with a blocking shared flock, so
+// waiting costs nothing, and drop it at once. Where flock is not honoured
+// (some network and FUSE filesystems accept a lock without enforcing it),
+// job-signal detects it at start and writes liveness=none; sidecars then do
+// not rely on the lock, and a killed job-signal is not detected.
+//
+// # Attempts
+//
+// Under restartPolicy OnFailure the kubelet restarts a failed main container
+// in the same Pod, so the directory outlives an attempt. Each job-signal
+// start writes job.state with attempt set to the previous attempt plus one,
+// replacing the previous done marker in the same atomic write, so a stale
+// done marker can never be taken for the current attempt. A failed attempt
+// under OnFailure is not final: sidecars keep running for the next one.
+//
+// # Versions
+//
+// ProtocolVersion is 1. A reader accepts every version up to its own, so a
+// newer binary reads an older directory; a file from a newer version is
+// rejected with an error saying to upgrade both binaries together.
+package signalfs
+
+// ProtocolVersion is the version this package writes and the highest it
+// reads.
+const ProtocolVersion = 1
+
+// magic starts the first line of every state file.
+const magic = "job-signal"

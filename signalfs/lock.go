@@ -1,0 +1,161 @@
+package signalfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// JobLock is job-signal's exclusive flock on job.lock. The kernel releases it
+// when the process dies, however it dies (SIGKILL, OOM kill of the whole
+// container), which is how sidecars learn that job-signal is gone without a
+// done marker.
+type JobLock struct {
+	file *os.File
+	// Honoured is false when the filesystem accepted the lock but did not
+	// enforce it (a second, independent lock attempt also succeeded): some
+	// network and FUSE filesystems do this. Sidecars must not rely on the
+	// lock then.
+	Honoured bool
+}
+
+// LockJob takes the exclusive lock on job.lock, waiting up to wait for a
+// sidecar that holds it briefly (sidecars take it, shared, only for an
+// instant after the previous holder died). A lock held longer belongs to
+// another job-signal on the same directory, which is a configuration error.
+func (d *Dir) LockJob(ctx context.Context, wait time.Duration) (*JobLock, error) {
+	path := d.join(JobLockFile)
+	f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE)
+	if err != nil {
+		return nil, fmt.Errorf("open lock: %w", err)
+	}
+	deadline := time.Now().Add(wait)
+	delay := time.Millisecond
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) {
+			// No locking here at all: carry on without kernel-backed liveness.
+			return &JobLock{file: f, Honoured: false}, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: held by another process for %s; is another job-signal using this directory?", path, wait)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, context.Cause(ctx))
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 100*time.Millisecond)
+	}
+	return &JobLock{file: f, Honoured: lockEnforced(path)}, nil
+}
+
+// lockEnforced checks that a second open file description cannot take a
+// shared lock while we hold the exclusive one.
+func lockEnforced(path string) bool {
+	probe, err := openNoFollow(path, os.O_RDONLY)
+	if err != nil {
+		return false
+	}
+	defer probe.Close()
+	err = unix.Flock(int(probe.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	if err == nil {
+		unix.Flock(int(probe.Fd()), unix.LOCK_UN)
+		return false
+	}
+	return errors.Is(err, unix.EWOULDBLOCK)
+}
+
+// Release drops the lock. Closing the descriptor is what releases it, as
+// process death would.
+func (l *JobLock) Release() error { return l.file.Close() }
+
+// JobLockHeld reports whether a live process holds job.lock. It does not
+// block. A missing lock file means no job-signal ever ran here.
+func (d *Dir) JobLockHeld() (bool, error) {
+	f, err := openNoFollow(d.join(JobLockFile), os.O_RDONLY)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check lock: %w", err)
+	}
+	defer f.Close()
+	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check lock %s: %w", f.Name(), err)
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false, nil
+}
+
+// WaitJobLockFree returns a channel that receives once job.lock is free: at
+// once if it is free now, otherwise when its holder releases it or dies.
+// It waits in the kernel (a blocking flock in its own goroutine), so an idle
+// sidecar costs no wake-ups. A blocked flock cannot be interrupted; when the
+// caller loses interest it simply stops reading the channel, and the
+// goroutine ends when the lock is released (at the latest when job-signal's
+// container ends). The lock is taken shared and dropped at once, so a new
+// job-signal attempt is never held up.
+func (d *Dir) WaitJobLockFree() <-chan error {
+	free := make(chan error, 1)
+	f, err := openNoFollow(d.join(JobLockFile), os.O_RDONLY)
+	if err != nil {
+		free <- fmt.Errorf("wait for lock: %w", err)
+		return free
+	}
+	go func() {
+		defer f.Close()
+		var err error
+		for {
+			err = unix.Flock(int(f.Fd()), unix.LOCK_SH)
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		if err == nil {
+			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		} else {
+			err = fmt.Errorf("wait for lock %s: %w", f.Name(), err)
+		}
+		free <- err
+	}()
+	return free
+}
+
+// openNoFollow opens a file of the protocol: never through a symlink, never
+// blocking on a FIFO, and only if it is a regular file.
+func openNoFollow(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, filePerm)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("open %s: is a symlink; markers are never followed through links", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("open %s: not a regular file (%s)", path, info.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

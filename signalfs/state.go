@@ -1,0 +1,282 @@
+package signalfs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// JobPhase is where the main command is in its life.
+type JobPhase string
+
+const (
+	JobWaiting JobPhase = "waiting" // at the ready gate
+	JobRunning JobPhase = "running" // COMMAND started
+	JobDone    JobPhase = "done"    // finished; ExitCode is set
+)
+
+// Restart policies, as in the Pod's restartPolicy.
+const (
+	RestartNever     = "Never"
+	RestartOnFailure = "OnFailure"
+)
+
+// Liveness tells sidecars how they can learn that job-signal died.
+const (
+	LivenessFlock = "flock" // job-signal holds an exclusive flock on job.lock
+	LivenessNone  = "none"  // flock is not honoured on this filesystem
+)
+
+// Reasons a job ended, in JobState.Reason.
+const (
+	ReasonExited        = "exited"         // COMMAND exited by itself
+	ReasonSignaled      = "signaled"       // COMMAND was killed by a signal
+	ReasonNotFound      = "not-found"      // COMMAND does not exist (127)
+	ReasonNotExecutable = "not-executable" // COMMAND cannot be executed (126)
+	ReasonReadyTimeout  = "ready-timeout"  // sidecars not ready in time; COMMAND never ran
+	ReasonSidecarFailed = "sidecar-failed" // a sidecar waited for failed for good; COMMAND never ran
+	ReasonInterrupted   = "interrupted"    // job-signal was signalled before COMMAND started
+	ReasonError         = "error"          // job-signal failed itself
+)
+
+// JobState is the content of job.state, written only by job-signal.
+type JobState struct {
+	Attempt       int      // 1 for the container's first run, +1 per restart under OnFailure
+	Phase         JobPhase // waiting, running, done
+	PID           int      // job-signal's PID (in its own PID namespace)
+	ChildPID      int      // COMMAND's PID once running
+	RestartPolicy string   // Never or OnFailure
+	Liveness      string   // flock or none
+	WaitFor       []string // sidecars at the ready gate
+	Started       time.Time
+	Updated       time.Time
+
+	// Set when Phase is done.
+	ExitCode    int
+	Reason      string
+	Signal      string // signal name when Reason is signaled
+	Terminating bool   // job-signal was told to stop (Pod termination)
+	Message     string
+}
+
+// Succeeded reports whether the attempt finished with exit code 0.
+func (j JobState) Succeeded() bool { return j.Phase == JobDone && j.ExitCode == 0 }
+
+// Final reports whether a done job means the sidecars should stop: success,
+// or failure when no new attempt will follow (restartPolicy Never), or the
+// Pod is going away. Under OnFailure the kubelet restarts the failed
+// container, which needs its sidecars.
+func (j JobState) Final() bool {
+	if j.Phase != JobDone {
+		return false
+	}
+	return j.ExitCode == 0 || j.RestartPolicy != RestartOnFailure || j.Terminating
+}
+
+const kindJob = "job"
+
+// MarshalText encodes the state in the marker format.
+func (j JobState) MarshalText() ([]byte, error) {
+	r := newRecord(kindJob)
+	r.set("attempt", strconv.Itoa(j.Attempt))
+	r.set("phase", string(j.Phase))
+	r.set("restart-policy", j.RestartPolicy)
+	r.set("liveness", j.Liveness)
+	r.set("pid", itoaNonZero(j.PID))
+	r.set("child-pid", itoaNonZero(j.ChildPID))
+	r.set("wait-for", strings.Join(j.WaitFor, ","))
+	r.set("started", formatTime(j.Started))
+	r.set("updated", formatTime(j.Updated))
+	if j.Phase == JobDone {
+		r.set("exit-code", strconv.Itoa(j.ExitCode))
+		r.set("reason", j.Reason)
+		r.set("signal", j.Signal)
+		if j.Terminating {
+			r.set("terminating", "true")
+		}
+		r.set("message", j.Message)
+	}
+	return r.encode(), nil
+}
+
+// UnmarshalText parses job.state content, rejecting anything malformed.
+func (j *JobState) UnmarshalText(data []byte) error {
+	r, err := parseRecord(data, kindJob)
+	if err != nil {
+		return err
+	}
+	var s JobState
+	var phase string
+	errs := []error{}
+	collect := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.Attempt, err = r.integer("attempt", true, 1, 1<<30)
+	collect(err)
+	phase, err = r.oneOf("phase", true, string(JobWaiting), string(JobRunning), string(JobDone))
+	collect(err)
+	s.Phase = JobPhase(phase)
+	s.RestartPolicy, err = r.oneOf("restart-policy", true, RestartNever, RestartOnFailure)
+	collect(err)
+	s.Liveness, err = r.oneOf("liveness", false, LivenessFlock, LivenessNone)
+	collect(err)
+	s.PID, err = r.integer("pid", false, 1, 1<<22)
+	collect(err)
+	s.ChildPID, err = r.integer("child-pid", false, 1, 1<<22)
+	collect(err)
+	s.WaitFor, err = r.names("wait-for")
+	collect(err)
+	s.Started, err = r.time("started")
+	collect(err)
+	s.Updated, err = r.time("updated")
+	collect(err)
+	if s.Phase == JobDone {
+		s.ExitCode, err = r.integer("exit-code", true, 0, 255)
+		collect(err)
+		s.Reason, err = r.str("reason", true)
+		collect(err)
+		s.Signal, _ = r.str("signal", false)
+		s.Terminating, err = r.boolean("terminating")
+		collect(err)
+		s.Message, _ = r.str("message", false)
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	*j = s
+	return nil
+}
+
+// SidecarPhase is where a sidecar is in its life.
+type SidecarPhase string
+
+const (
+	SidecarWaiting    SidecarPhase = "waiting"    // waiting for its --after sidecars before starting
+	SidecarStarting   SidecarPhase = "starting"   // COMMAND started, readiness not yet passed
+	SidecarReady      SidecarPhase = "ready"      // readiness passed
+	SidecarRestarting SidecarPhase = "restarting" // COMMAND died on its own; restart after back-off
+	SidecarStopping   SidecarPhase = "stopping"   // job done; stopping (possibly waiting for --stop-after)
+	SidecarStopped    SidecarPhase = "stopped"    // stopped on purpose
+	SidecarFailed     SidecarPhase = "failed"     // gave up; will not become ready
+)
+
+// Gone reports whether the sidecar's command is no longer running and never
+// will be again: what --stop-after waits for.
+func (p SidecarPhase) Gone() bool { return p == SidecarStopped || p == SidecarFailed }
+
+// SidecarState is the content of sidecar-NAME.state, written only by the
+// sidecar-watch with that --name.
+type SidecarState struct {
+	Name      string
+	Phase     SidecarPhase
+	PID       int // sidecar-watch's PID
+	ChildPID  int // the sidecar command's PID while it runs
+	Restarts  int
+	After     []string
+	StopAfter []string
+	LastError string // last readiness failure or exit, for people and the ready gate's error
+	ExitCode  int    // last exit code of the command, when it has exited (-1: none yet)
+	Updated   time.Time
+}
+
+const kindSidecar = "sidecar"
+
+// MarshalText encodes the state in the marker format.
+func (s SidecarState) MarshalText() ([]byte, error) {
+	if err := ValidName(s.Name); err != nil {
+		return nil, err
+	}
+	r := newRecord(kindSidecar)
+	r.set("name", s.Name)
+	r.set("phase", string(s.Phase))
+	r.set("pid", itoaNonZero(s.PID))
+	r.set("child-pid", itoaNonZero(s.ChildPID))
+	r.set("restarts", strconv.Itoa(s.Restarts))
+	r.set("after", strings.Join(s.After, ","))
+	r.set("stop-after", strings.Join(s.StopAfter, ","))
+	if s.ExitCode >= 0 {
+		r.set("exit-code", strconv.Itoa(s.ExitCode))
+	}
+	r.set("last-error", s.LastError)
+	r.set("updated", formatTime(s.Updated))
+	return r.encode(), nil
+}
+
+// UnmarshalText parses sidecar state content, rejecting anything malformed.
+func (s *SidecarState) UnmarshalText(data []byte) error {
+	r, err := parseRecord(data, kindSidecar)
+	if err != nil {
+		return err
+	}
+	var out SidecarState
+	var phase string
+	errs := []error{}
+	collect := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	out.Name, err = r.str("name", true)
+	collect(err)
+	if err == nil {
+		if verr := ValidName(out.Name); verr != nil {
+			collect(fmt.Errorf("%w: %v", ErrMalformed, verr))
+		}
+	}
+	phase, err = r.oneOf("phase", true, string(SidecarWaiting), string(SidecarStarting), string(SidecarReady),
+		string(SidecarRestarting), string(SidecarStopping), string(SidecarStopped), string(SidecarFailed))
+	collect(err)
+	out.Phase = SidecarPhase(phase)
+	out.PID, err = r.integer("pid", false, 1, 1<<22)
+	collect(err)
+	out.ChildPID, err = r.integer("child-pid", false, 1, 1<<22)
+	collect(err)
+	out.Restarts, err = r.integer("restarts", false, 0, 1<<30)
+	collect(err)
+	out.After, err = r.names("after")
+	collect(err)
+	out.StopAfter, err = r.names("stop-after")
+	collect(err)
+	out.ExitCode = -1
+	if _, ok := r.values["exit-code"]; ok {
+		out.ExitCode, err = r.integer("exit-code", true, 0, 255)
+		collect(err)
+	}
+	out.LastError, _ = r.str("last-error", false)
+	out.Updated, err = r.time("updated")
+	collect(err)
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	*s = out
+	return nil
+}
+
+func (r *record) time(key string) (time.Time, error) {
+	v := r.values[key]
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: %s=%q: want an RFC 3339 time", ErrMalformed, key, clip(v))
+	}
+	return t, nil
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func itoaNonZero(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
