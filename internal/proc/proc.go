@@ -1,0 +1,215 @@
+// Package proc runs a command as a proper parent: in its own process group,
+// with its exit status mapped to shell-style exit codes, signals forwarded,
+// and, when the wrapper is PID 1 or a child subreaper, orphaned zombies
+// reaped without stealing the child's own status.
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ExecError is a failure to start the command; Code is 127 when it was not
+// found and 126 when it could not be executed.
+type ExecError struct {
+	Path string
+	Code int
+	Err  error
+}
+
+func (e *ExecError) Error() string {
+	if e.Code == ExitNotFound {
+		return fmt.Sprintf("command not found: %s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("command cannot be executed: %s: %v", e.Path, e.Err)
+}
+
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// Options says how to start a command. Nil files are inherited from this
+// process (descriptors 0, 1, 2), so the child writes straight to the
+// container's log without a copy in between.
+type Options struct {
+	Env    []string // nil: this process's environment
+	Dir    string
+	Stdin  *os.File
+	Stdout *os.File
+	Stderr *os.File
+}
+
+// Child is a started command. Its process group ID equals its PID.
+type Child struct {
+	pid    int
+	done   chan struct{}
+	status Status
+}
+
+// PID is the child's process ID, which is also its process group ID.
+func (c *Child) PID() int { return c.pid }
+
+// Done is closed when the child has ended and been reaped.
+func (c *Child) Done() <-chan struct{} { return c.done }
+
+// Status is how the child ended; valid once Done is closed.
+func (c *Child) Status() Status { return c.status }
+
+// Signal sends sig to the child alone.
+func (c *Child) Signal(sig syscall.Signal) error {
+	return ignoreGone(unix.Kill(c.pid, sig))
+}
+
+// SignalGroup sends sig to the child's whole process group: the child and
+// everything it started that did not leave the group.
+func (c *Child) SignalGroup(sig syscall.Signal) error {
+	return ignoreGone(unix.Kill(-c.pid, sig))
+}
+
+// ignoreGone treats "no such process" as success: the target is already
+// gone, which is what a stop wanted.
+func ignoreGone(err error) error {
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// Start runs argv in a new process group. Errors finding or executing the
+// program are *ExecError.
+func Start(argv []string, opts Options) (*Child, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, &ExecError{Code: ExitNotFound, Err: errors.New("empty command")}
+	}
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	path, err := lookPath(argv[0], env)
+	if err != nil {
+		return nil, err
+	}
+	attr := &syscall.ProcAttr{
+		Dir:   opts.Dir,
+		Env:   env,
+		Files: []uintptr{fdOf(opts.Stdin, 0), fdOf(opts.Stdout, 1), fdOf(opts.Stderr, 2)},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	}
+	c := &Child{done: make(chan struct{})}
+	start := func() error {
+		pid, err := syscall.ForkExec(path, argv, attr)
+		if err != nil {
+			return execError(path, err)
+		}
+		c.pid = pid
+		return nil
+	}
+	if r := activeReaper(); r != nil {
+		err = r.start(c, start)
+	} else {
+		err = start()
+		if err == nil {
+			go c.wait()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// wait blocks in wait4 for this child only; used when no reaper owns
+// waiting for all children.
+func (c *Child) wait() {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(c.pid, &ws, 0, nil)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EINTR) {
+			// Cannot happen for our own child; report it as a failure
+			// rather than hang.
+			c.finish(Status{Code: 255})
+			return
+		}
+	}
+	c.finish(statusOf(ws))
+}
+
+func (c *Child) finish(s Status) {
+	c.status = s
+	close(c.done)
+}
+
+func fdOf(f *os.File, def uintptr) uintptr {
+	if f == nil {
+		return def
+	}
+	return f.Fd()
+}
+
+// lookPath resolves the program like a shell: a name with a slash is used as
+// is, anything else is searched in the child's PATH.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		info, err := os.Stat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return "", &ExecError{Path: name, Code: ExitNotFound, Err: fs.ErrNotExist}
+		case err != nil:
+			return "", &ExecError{Path: name, Code: ExitNotExecutable, Err: err}
+		case info.IsDir():
+			return "", &ExecError{Path: name, Code: ExitNotExecutable, Err: errors.New("is a directory")}
+		case info.Mode()&0o111 == 0:
+			return "", &ExecError{Path: name, Code: ExitNotExecutable, Err: fs.ErrPermission}
+		}
+		return name, nil
+	}
+	pathList := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathList = v
+		}
+	}
+	denied := ""
+	for _, dir := range filepath.SplitList(pathList) {
+		if dir == "" {
+			dir = "."
+		}
+		candidate := filepath.Join(dir, name)
+		info, err := os.Stat(candidate)
+		if err != nil || info.IsDir() {
+			continue
+		}
+		if info.Mode()&0o111 == 0 {
+			// Remember it: if nothing executable is found, "permission
+			// denied" is a better report than "not found".
+			if denied == "" {
+				denied = candidate
+			}
+			continue
+		}
+		return candidate, nil
+	}
+	if denied != "" {
+		return "", &ExecError{Path: denied, Code: ExitNotExecutable, Err: fs.ErrPermission}
+	}
+	return "", &ExecError{Path: name, Code: ExitNotFound, Err: fmt.Errorf("not in PATH %q: %w", pathList, exec.ErrNotFound)}
+}
+
+// execError classifies an execve failure the way tini does: a missing file
+// (including a missing script interpreter) is 127, anything else 126.
+func execError(path string, err error) error {
+	code := ExitNotExecutable
+	if errors.Is(err, syscall.ENOENT) {
+		code = ExitNotFound
+	}
+	return &ExecError{Path: path, Code: code, Err: err}
+}

@@ -1,0 +1,127 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// reaper waits for every child of the process (wait4(-1)), hands our own
+// children their status, and discards orphans. It is needed when this
+// process is PID 1 of a container, or a child subreaper: orphaned
+// grandchildren are re-parented to us and stay zombies unless reaped.
+type reaper struct {
+	// mu is held while starting a child and while reaping, so a child that
+	// exits at once is registered before anyone can reap it.
+	mu       sync.Mutex
+	children map[int]*Child
+	log      *slog.Logger
+	orphans  int
+}
+
+var (
+	reaperOnce sync.Once
+	theReaper  *reaper
+	reaperMu   sync.Mutex
+)
+
+func activeReaper() *reaper {
+	reaperMu.Lock()
+	defer reaperMu.Unlock()
+	return theReaper
+}
+
+// EnableReaping makes this process reap all its children, including
+// orphans re-parented to it. Call it before starting any child. It is
+// process-wide and cannot be undone; it must not be used where other code
+// in the process waits for its own children (os/exec).
+func EnableReaping(log *slog.Logger) {
+	reaperOnce.Do(func() {
+		r := &reaper{children: map[int]*Child{}, log: log}
+		sigchld := make(chan os.Signal, 1)
+		signal.Notify(sigchld, unix.SIGCHLD)
+		reaperMu.Lock()
+		theReaper = r
+		reaperMu.Unlock()
+		go func() {
+			for range sigchld {
+				r.reap()
+			}
+		}()
+		// Zombies from before we were watching.
+		r.reap()
+	})
+}
+
+// BecomeSubreaper makes this process the one orphaned descendants are
+// re-parented to (instead of PID 1), so it can reap them.
+func BecomeSubreaper() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("become child subreaper: %w", err)
+	}
+	return nil
+}
+
+// Orphans is how many orphaned processes have been reaped so far.
+func Orphans() int {
+	r := activeReaper()
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.orphans
+}
+
+func (r *reaper) start(c *Child, start func() error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := start(); err != nil {
+		return err
+	}
+	r.children[c.pid] = c
+	return nil
+}
+
+func (r *reaper) reap() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return // ECHILD: no children; 0: none has ended
+		}
+		if c, ok := r.children[pid]; ok {
+			delete(r.children, pid)
+			c.finish(statusOf(ws))
+			continue
+		}
+		r.orphans++
+		r.log.Debug("reaped orphaned process", "pid", pid, "status", statusOf(ws).String())
+	}
+}
+
+// SetUpReaping reaps orphaned zombies when this process is PID 1 (the usual
+// case in a container), or when asked to be a child subreaper.
+func SetUpReaping(subreaper bool, log *slog.Logger) {
+	switch {
+	case os.Getpid() == 1:
+		EnableReaping(log)
+	case subreaper:
+		if err := BecomeSubreaper(); err != nil {
+			log.Warn("cannot become a child subreaper; orphans will not be reaped here", "err", err)
+			return
+		}
+		EnableReaping(log)
+	}
+}

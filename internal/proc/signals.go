@@ -1,0 +1,45 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Forwarded are the signals a wrapper passes on to its child. SIGCHLD is
+// the wrapper's own business and SIGURG is the Go runtime's preemption
+// signal: neither is ever forwarded.
+var Forwarded = []syscall.Signal{
+	unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
+}
+
+// ForwardedSignals is Forwarded as os.Signal values, for signal.Notify.
+func ForwardedSignals() []os.Signal {
+	out := make([]os.Signal, len(Forwarded))
+	for i, s := range Forwarded {
+		out[i] = s
+	}
+	return out
+}
+
+// StopSignals are the signals --stop-signal accepts.
+var StopSignals = []syscall.Signal{
+	unix.SIGTERM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2, unix.SIGKILL,
+}
+
+// ParseSignal parses a signal name from allowed, with or without the SIG
+// prefix, in any case: "TERM", "SIGTERM", "term".
+func ParseSignal(name string, allowed []syscall.Signal) (syscall.Signal, error) {
+	upper := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(name)), "SIG")
+	var names []string
+	for _, sig := range allowed {
+		if SignalName(sig) == upper {
+			return sig, nil
+		}
+		names = append(names, SignalName(sig))
+	}
+	return 0, fmt.Errorf("unknown signal %q: use one of %s", name, strings.Join(names, ", "))
+}
