@@ -1,0 +1,161 @@
+// Package cli holds what job-signal and sidecar-watch share as programs:
+// parsing with kong, logging with slog, and the one place where errors
+// become exit codes.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// Exit codes of the wrappers themselves. A wrapped command's own code is
+// passed through unchanged and never collides with these in meaning: 2 and
+// 125 are only used when the command did not run.
+const (
+	ExitUsage   = 2   // bad flags or arguments
+	ExitFailure = 125 // the wrapper failed (unwritable directory, ready timeout...)
+)
+
+// ExitError carries the exit code a run ends with. With a nil Err nothing is
+// printed: the code is the wrapped command's own.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit code %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Exit returns an error that ends the program with code; err (which may be
+// nil) is printed as the reason.
+func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// Usagef reports a usage error (exit code 2). Name the flag in the message.
+func Usagef(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// Failf reports a failure of the wrapper itself (exit code 125).
+func Failf(format string, args ...any) error {
+	return &ExitError{Code: ExitFailure, Err: fmt.Errorf(format, args...)}
+}
+
+// LogOptions are the logging flags both programs take.
+type LogOptions struct {
+	LogFormat string `name:"log-format" enum:"text,json" default:"text" env:"JOB_SIGNAL_LOG_FORMAT" help:"Log format on stderr: text or json."`
+	LogLevel  string `name:"log-level" enum:"debug,info,warn,error" default:"info" env:"JOB_SIGNAL_LOG_LEVEL" help:"Least important log level shown: debug, info, warn or error."`
+}
+
+// Logger builds the slog logger the flags ask for.
+func (o LogOptions) Logger(w io.Writer, program string) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(o.LogLevel))
+	hopts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	if o.LogFormat == "json" {
+		h = slog.NewJSONHandler(w, hopts)
+	} else {
+		h = slog.NewTextHandler(w, hopts)
+	}
+	return slog.New(h).With("prog", program)
+}
+
+// Env is what every command's Run method receives.
+type Env struct {
+	Log    *slog.Logger
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// exitPanic is how kong's exit (after --help) unwinds back to Main.
+type exitPanic struct{ code int }
+
+// Main parses args into grammar and runs the selected command with run. It
+// returns the exit code; it never calls os.Exit, so tests can run it
+// in-process.
+func Main(program, description string, grammar any, args []string, stdout, stderr io.Writer, run func(*kong.Context) error) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(exitPanic); ok {
+				code = e.code
+				return
+			}
+			panic(p)
+		}
+	}()
+	parser, err := kong.New(grammar,
+		kong.Name(program),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitPanic{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
+	)
+	if err != nil {
+		// The grammar is ours: a mistake in it is a bug.
+		panic(err)
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: error: %s\n", program, err)
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", program)
+		return ExitUsage
+	}
+	return report(program, stderr, run(kctx))
+}
+
+// report is the one place where an error becomes an exit code.
+func report(program string, stderr io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	var exit *ExitError
+	if !errors.As(err, &exit) {
+		exit = &ExitError{Code: ExitFailure, Err: err}
+	}
+	if exit.Err != nil {
+		fmt.Fprintf(stderr, "%s: error: %s\n", program, exit.Err)
+		if exit.Code == ExitUsage {
+			fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", program)
+		}
+	}
+	return exit.Code
+}
+
+// Command returns the wrapped command from a passthrough argument: kong
+// keeps a leading "--" in the slice.
+func Command(args []string) []string {
+	if len(args) > 0 && args[0] == "--" {
+		return args[1:]
+	}
+	return args
+}
+
+// TerminationLog writes a one-line summary for Kubernetes to show as the
+// container's termination message. It is best effort: the file exists only
+// in a container, and an error is only logged.
+func TerminationLog(path, message string, log *slog.Logger) {
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		log.Debug("termination log not written", "path", path, "err", err)
+		return
+	}
+	defer f.Close()
+	if _, err := io.WriteString(f, strings.TrimSpace(message)+"\n"); err != nil {
+		log.Debug("termination log not written", "path", path, "err", err)
+	}
+}

@@ -1,0 +1,67 @@
+// Package jobsignal is the job-signal program: it wraps a Job's main
+// command, holds it at a ready gate until named sidecars are ready, runs it
+// as a proper parent, and on every exit path writes the done marker that
+// tells the sidecars (run under sidecar-watch) to stop.
+package jobsignal
+
+import (
+	"io"
+	"os"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/job-signal/job-signal/internal/cli"
+)
+
+const description = `Run a Kubernetes Job's main command so that its sidecars (wrapped by
+sidecar-watch) start first and stop when the command is done.
+
+job-signal waits until the sidecars named by --wait-for report ready, runs
+COMMAND, passes signals on to it, and exits with its exit code. On every way
+out it writes a done marker into the shared directory (--dir), which each
+sidecar-watch sees within milliseconds, so the sidecars stop and the Pod can
+complete.
+
+Examples:
+  job-signal --wait-for proxy -- /app/migrate --all
+  job-signal install /var/run/job-signal/bin     # in an init container
+  job-signal status                               # what the directory says
+
+Every flag can also be set by the environment variable shown in [brackets].
+Exit codes: COMMAND's own; 128+N if signal N killed it; 127 not found;
+126 not executable; 2 bad usage; 125 job-signal itself failed (such as a
+ready timeout or an unwritable directory).`
+
+// CLI is job-signal's command line.
+type CLI struct {
+	cli.LogOptions
+
+	Run     RunCmd     `cmd:"" default:"withargs" help:"Run COMMAND after the sidecars are ready (the default: 'run' may be left out)."`
+	Install InstallCmd `cmd:"" help:"Copy job-signal and sidecar-watch into DIR (for an init container; needs no shell)."`
+	Status  StatusCmd  `cmd:"" help:"Print the state of the job and its sidecars, as the shared directory records it."`
+	Version VersionCmd `cmd:"" help:"Print the version."`
+}
+
+// Version is set at build time with -ldflags "-X ...jobsignal.Version=v1.2.3".
+var Version = "dev"
+
+// VersionCmd prints the version.
+type VersionCmd struct{}
+
+// Run prints the version.
+func (VersionCmd) Run(env *cli.Env) error {
+	_, err := io.WriteString(env.Stdout, "job-signal "+Version+"\n")
+	return err
+}
+
+// Main runs job-signal with args (without the program name) and returns
+// its exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	var c CLI
+	return cli.Main("job-signal", description, &c, args, stdout, stderr, func(k *kong.Context) error {
+		return k.Run(&cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr})
+	})
+}
+
+// MainOS is Main with the process's own arguments and streams.
+func MainOS() int { return Main(os.Args[1:], os.Stdout, os.Stderr) }

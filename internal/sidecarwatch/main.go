@@ -1,0 +1,167 @@
+// Package sidecarwatch is the sidecar-watch program: it wraps a sidecar's
+// command, reports it ready, and stops it (its whole process group) when
+// the job run by job-signal is done, then exits 0 so the Pod can succeed.
+package sidecarwatch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/job-signal/job-signal/internal/cli"
+	"github.com/job-signal/job-signal/internal/probe"
+	"github.com/job-signal/job-signal/internal/proc"
+	"github.com/job-signal/job-signal/signalfs"
+)
+
+const description = `Run a sidecar of a Kubernetes Job so that it stops when the Job's main
+command (run by job-signal) is done, and the Pod can complete.
+
+sidecar-watch starts COMMAND, reports it ready to job-signal (after the
+--ready-* check passes, or at once), and watches the shared directory
+(--dir). When the job is done it stops COMMAND's whole process group
+(--quit-url, then --stop-signal, then SIGKILL after --grace) and exits 0,
+whatever code the stopped sidecar exits with.
+
+Examples:
+  sidecar-watch --name proxy --ready-tcp 127.0.0.1:5432 -- /cloud-sql-proxy db
+  sidecar-watch --name envoy --quit-url http://127.0.0.1:15000/quitquitquit \
+      --stop-after app-logs -- /usr/local/bin/envoy -c /etc/envoy.yaml
+
+Every flag can also be set by the environment variable shown in [brackets].
+Exit codes: 0 when the sidecar was stopped because the job was done or the
+Pod is terminating; 2 bad usage; 125 sidecar-watch itself failed; with
+--restart Never, the sidecar's own code if it ended by itself.`
+
+// Cmd is sidecar-watch's command line.
+type Cmd struct {
+	cli.LogOptions
+
+	Name string `name:"name" required:"" env:"SIDECAR_WATCH_NAME" placeholder:"NAME" help:"This sidecar's name, as job-signal --wait-for and other sidecars' --after/--stop-after refer to it: a DNS label such as 'proxy'."`
+	Dir  string `name:"dir" default:"/var/run/job-signal" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared with job-signal and the other sidecars (default ${default}). Created if missing."`
+
+	ReadyTCP      string        `name:"ready-tcp" xor:"ready" env:"SIDECAR_WATCH_READY_TCP" placeholder:"HOST:PORT" help:"Ready once HOST:PORT accepts a TCP connection."`
+	ReadyHTTP     string        `name:"ready-http" xor:"ready" env:"SIDECAR_WATCH_READY_HTTP" placeholder:"URL" help:"Ready once a GET of URL answers 2xx."`
+	ReadyFile     string        `name:"ready-file" xor:"ready" env:"SIDECAR_WATCH_READY_FILE" placeholder:"PATH" help:"Ready once PATH exists. Without any --ready-* flag the sidecar is ready as soon as COMMAND has started."`
+	ReadyInterval time.Duration `name:"ready-interval" default:"100ms" env:"SIDECAR_WATCH_READY_INTERVAL" placeholder:"DURATION" help:"How often the readiness check runs until it passes (default ${default})."`
+	ProbeTimeout  time.Duration `name:"probe-timeout" default:"1s" env:"SIDECAR_WATCH_PROBE_TIMEOUT" placeholder:"DURATION" help:"Time limit of one readiness check (default ${default})."`
+
+	After            []string      `name:"after" sep:"none" env:"SIDECAR_WATCH_AFTER" placeholder:"NAME,..." help:"Start COMMAND only once these sidecars are ready."`
+	AfterTimeout     time.Duration `name:"after-timeout" default:"5m" env:"SIDECAR_WATCH_AFTER_TIMEOUT" placeholder:"DURATION" help:"Give up waiting for --after sidecars after this long (default ${default}; 0: no limit)."`
+	StopAfter        []string      `name:"stop-after" sep:"none" env:"SIDECAR_WATCH_STOP_AFTER" placeholder:"NAME,..." help:"When the job is done, stop only after these sidecars have stopped (a proxy stops last)."`
+	StopAfterTimeout time.Duration `name:"stop-after-timeout" default:"30s" env:"SIDECAR_WATCH_STOP_AFTER_TIMEOUT" placeholder:"DURATION" help:"Stop anyway when --stop-after sidecars have not stopped after this long (default ${default})."`
+
+	StopSignal  string        `name:"stop-signal" default:"TERM" env:"SIDECAR_WATCH_STOP_SIGNAL" placeholder:"SIGNAL" help:"Signal that stops the sidecar: TERM, INT, QUIT, HUP, USR1, USR2 or KILL, with or without SIG (default ${default})."`
+	Grace       time.Duration `name:"grace" default:"10s" env:"SIDECAR_WATCH_GRACE" placeholder:"DURATION" help:"How long the sidecar may take to exit after --quit-url or --stop-signal before the next step (then SIGKILL to its process group). Also how long a terminating Pod's sidecar keeps serving while the job finishes (default ${default})."`
+	QuitURL     string        `name:"quit-url" env:"SIDECAR_WATCH_QUIT_URL" placeholder:"URL" help:"POST here first to stop the sidecar (Envoy/Istio /quitquitquit, cloud-sql-proxy /quitquitquit); fall back to --stop-signal if it fails or the sidecar has not exited within --grace."`
+	QuitTimeout time.Duration `name:"quit-timeout" default:"2s" env:"SIDECAR_WATCH_QUIT_TIMEOUT" placeholder:"DURATION" help:"Time limit of the --quit-url request (default ${default})."`
+
+	Restart           string        `name:"restart" enum:"Always,Never" default:"Always" env:"SIDECAR_WATCH_RESTART" help:"When COMMAND ends by itself before the job is done: Always restarts it with exponential back-off (like native sidecars); Never exits with its code (default ${default})."`
+	RestartBackoff    time.Duration `name:"restart-backoff" default:"1s" env:"SIDECAR_WATCH_RESTART_BACKOFF" placeholder:"DURATION" help:"First delay before a restart; it doubles after each quick failure (default ${default})."`
+	RestartBackoffMax time.Duration `name:"restart-backoff-max" default:"30s" env:"SIDECAR_WATCH_RESTART_BACKOFF_MAX" placeholder:"DURATION" help:"Longest delay before a restart (default ${default})."`
+
+	Subreaper    bool          `name:"subreaper" env:"JOB_SIGNAL_SUBREAPER" help:"When not PID 1, become a child subreaper so orphaned descendants of COMMAND are reaped here."`
+	Poll         bool          `name:"poll" env:"JOB_SIGNAL_POLL" help:"Poll the directory instead of using inotify."`
+	PollInterval time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" help:"How often to look at the directory when polling (default ${default})."`
+	TermLog      string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if it exists and is writable (empty: do not)."`
+
+	Command []string `arg:"" passthrough:"" name:"COMMAND" help:"The sidecar's command and its arguments; put '--' before it."`
+
+	// Parsed forms, set by check.
+	after, stopAfter []string
+	stopSignal       syscall.Signal
+	probe            probe.Probe
+}
+
+// check validates what kong's tags cannot. Errors name the flag and are
+// usage errors (exit 2).
+func (c *Cmd) check() error {
+	var err error
+	if err = signalfs.ValidName(c.Name); err != nil {
+		return fmt.Errorf("--name: %w", err)
+	}
+	if len(cli.Command(c.Command)) == 0 {
+		return errors.New("missing COMMAND: give the sidecar's command after '--', e.g. sidecar-watch --name proxy -- /proxy")
+	}
+	if c.after, err = c.names("--after", c.After); err != nil {
+		return err
+	}
+	if c.stopAfter, err = c.names("--stop-after", c.StopAfter); err != nil {
+		return err
+	}
+	if c.stopSignal, err = proc.ParseSignal(c.StopSignal, proc.StopSignals); err != nil {
+		return fmt.Errorf("--stop-signal: %w", err)
+	}
+	switch {
+	case c.ReadyTCP != "":
+		c.probe, err = probe.NewTCP(c.ReadyTCP)
+		if err != nil {
+			return fmt.Errorf("--ready-tcp: %w", err)
+		}
+	case c.ReadyHTTP != "":
+		c.probe, err = probe.NewHTTP(c.ReadyHTTP)
+		if err != nil {
+			return fmt.Errorf("--ready-http: %w", err)
+		}
+	case c.ReadyFile != "":
+		c.probe = probe.File{Path: c.ReadyFile}
+	}
+	if c.QuitURL != "" {
+		if _, err := probe.NewHTTP(c.QuitURL); err != nil {
+			return fmt.Errorf("--quit-url: %w", err)
+		}
+	}
+	for _, d := range []struct {
+		flag     string
+		value    time.Duration
+		positive bool
+	}{
+		{"--ready-interval", c.ReadyInterval, true},
+		{"--probe-timeout", c.ProbeTimeout, true},
+		{"--after-timeout", c.AfterTimeout, false},
+		{"--stop-after-timeout", c.StopAfterTimeout, false},
+		{"--grace", c.Grace, false},
+		{"--quit-timeout", c.QuitTimeout, true},
+		{"--restart-backoff", c.RestartBackoff, true},
+		{"--restart-backoff-max", c.RestartBackoffMax, true},
+		{"--poll-interval", c.PollInterval, true},
+	} {
+		if d.value < 0 || d.positive && d.value == 0 {
+			return fmt.Errorf("%s: must be positive, got %s", d.flag, d.value)
+		}
+	}
+	return nil
+}
+
+func (c *Cmd) names(flag string, list []string) ([]string, error) {
+	names, err := signalfs.ParseNames(list)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	for _, n := range names {
+		if n == c.Name {
+			return nil, fmt.Errorf("%s: %q is this sidecar's own --name", flag, n)
+		}
+	}
+	return names, nil
+}
+
+// Main runs sidecar-watch with args (without the program name) and returns
+// its exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	var c Cmd
+	return cli.Main("sidecar-watch", description, &c, args, stdout, stderr, func(*kong.Context) error {
+		if err := c.check(); err != nil {
+			return cli.Exit(cli.ExitUsage, err)
+		}
+		return c.Run(&cli.Env{Log: c.Logger(stderr, "sidecar-watch").With("sidecar", c.Name), Stdout: stdout, Stderr: stderr})
+	})
+}
+
+// MainOS is Main with the process's own arguments and streams.
+func MainOS() int { return Main(os.Args[1:], os.Stdout, os.Stderr) }

@@ -1,0 +1,132 @@
+package sidecarwatch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/job-signal/job-signal/internal/proc"
+	"github.com/job-signal/job-signal/signalfs"
+)
+
+// stop ends the sidecar because the job is done or the Pod is terminating:
+// after the --stop-after sidecars are gone, it stops the whole process
+// group and returns nil, so sidecar-watch exits 0.
+func (s *watch) stop(why string) error {
+	s.log.Info("stopping the sidecar", "why", why)
+	s.cancelProbe()
+	s.restartAt = nil
+	if len(s.cfg.stopAfter) > 0 {
+		s.state.Phase = signalfs.SidecarStopping
+		s.write()
+		s.waitStopAfter()
+	}
+	if s.child != nil {
+		s.stopChild()
+		if s.state.Phase != signalfs.SidecarStopping {
+			// Written after the signal, not before: nothing waits for
+			// "stopping", and the signal should leave as early as possible.
+			s.state.Phase = signalfs.SidecarStopping
+			s.write()
+		}
+		<-s.child.Done()
+		s.state.ExitCode = s.child.Status().ExitCode()
+		s.child = nil
+	}
+	return s.stopped(why)
+}
+
+// stopChild asks the sidecar to quit (--quit-url, then --stop-signal to its
+// process group), and SIGKILLs the group after --grace. It returns once the
+// sidecar's process has ended and its group is empty, or, after SIGKILL,
+// at most a few seconds later.
+func (s *watch) stopChild() {
+	child := s.child
+	start := time.Now()
+	if s.cfg.QuitURL != "" {
+		if err := s.postQuit(); err != nil {
+			s.log.Warn("quit URL failed; using the stop signal", "url", s.cfg.QuitURL, "err", err)
+		} else {
+			s.log.Info("asked the sidecar to quit", "via", "quit-url", "url", s.cfg.QuitURL)
+			if s.waitGone(child, time.Now().Add(s.cfg.Grace)) {
+				s.log.Info("sidecar stopped", "via", "quit-url", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
+				return
+			}
+			s.log.Warn("sidecar still running after the quit URL and --grace; using the stop signal", "grace", s.cfg.Grace)
+		}
+	}
+	if err := child.SignalGroup(s.cfg.stopSignal); err != nil {
+		s.log.Warn("could not signal the sidecar's process group", "signal", proc.SignalName(s.cfg.stopSignal), "err", err)
+	} else {
+		s.log.Info("sent stop signal", "via", "signal", "signal", proc.SignalName(s.cfg.stopSignal), "pgid", child.PID())
+	}
+	if s.waitGone(child, time.Now().Add(s.cfg.Grace)) {
+		s.log.Info("sidecar stopped", "via", "signal", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
+		return
+	}
+	s.log.Warn("sidecar did not stop within --grace; sending SIGKILL to its process group", "grace", s.cfg.Grace)
+	killGroup(child.PID())
+	// SIGKILL cannot be ignored, but a process stuck in the kernel (D
+	// state) can take a moment to go; do not wait for ever.
+	if !s.waitGone(child, time.Now().Add(5*time.Second)) {
+		s.log.Error("sidecar process group still present 5s after SIGKILL", "pgid", child.PID())
+	}
+	s.log.Info("sidecar killed", "via", "kill", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// waitGone waits until the sidecar has exited and no process is left in its
+// group, or deadline. The sidecar's exit is an event; the rest of the group
+// is polled, only during a stop, because the kernel offers no event for it.
+func (s *watch) waitGone(child *proc.Child, deadline time.Time) bool {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-child.Done():
+	case <-timer.C:
+		return false
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for groupAlive(child.PID()) {
+		select {
+		case <-tick.C:
+		case <-timer.C:
+			return false
+		}
+	}
+	return true
+}
+
+// groupAlive reports whether any process is left in process group pgid.
+func groupAlive(pgid int) bool {
+	return !errors.Is(unix.Kill(-pgid, 0), unix.ESRCH)
+}
+
+func killGroup(pgid int) {
+	unix.Kill(-pgid, syscall.SIGKILL)
+}
+
+// postQuit POSTs to --quit-url; a 2xx answer is success.
+func (s *watch) postQuit() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.QuitTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.QuitURL, bytes.NewReader(nil))
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("POST %s: status %s", s.cfg.QuitURL, resp.Status)
+	}
+	return nil
+}
