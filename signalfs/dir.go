@@ -63,6 +63,10 @@ func Open(path string, create bool) (*Dir, error) {
 		if err := os.MkdirAll(path, dirPerm); err != nil {
 			return nil, fmt.Errorf("create directory: %w", err)
 		}
+		// The umask would take the group's write permission away.
+		if err := os.Chmod(path, dirPerm); err != nil {
+			return nil, fmt.Errorf("create directory: %w", err)
+		}
 		info, err = os.Stat(path)
 	}
 	if err != nil {

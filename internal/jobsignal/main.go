@@ -30,7 +30,9 @@ Examples:
 Every flag can also be set by the environment variable shown in [brackets].
 Exit codes: COMMAND's own; 128+N if signal N killed it; 127 not found;
 126 not executable; 2 bad usage; 125 job-signal itself failed (such as a
-ready timeout or an unwritable directory).`
+ready timeout or an unwritable directory).
+
+Run 'job-signal run --help' for the flags of the main use.`
 
 // CLI is job-signal's command line.
 type CLI struct {

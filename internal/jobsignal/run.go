@@ -17,21 +17,22 @@ import (
 
 // RunCmd runs the Job's main command.
 type RunCmd struct {
-	Dir           string        `name:"dir" default:"/var/run/job-signal" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared with the sidecars (an emptyDir mounted in every container). Created if missing."`
+	Dir           string        `name:"dir" default:"/var/run/job-signal" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared with the sidecars (an emptyDir mounted in every container). Created if missing (default ${default})."`
 	WaitFor       []string      `name:"wait-for" sep:"none" env:"JOB_SIGNAL_WAIT_FOR" placeholder:"NAME,..." help:"Sidecars (their sidecar-watch --name) that must be ready before COMMAND starts."`
-	ReadyTimeout  time.Duration `name:"ready-timeout" default:"5m" env:"JOB_SIGNAL_READY_TIMEOUT" placeholder:"DURATION" help:"Give up waiting for --wait-for after this long (0: wait for ever). COMMAND then never runs, the sidecars are told to stop, and the error names each sidecar that was not ready and why."`
+	ReadyTimeout  time.Duration `name:"ready-timeout" default:"5m" env:"JOB_SIGNAL_READY_TIMEOUT" placeholder:"DURATION" help:"Give up waiting for --wait-for after this long (default ${default}; 0: wait for ever). COMMAND then never runs, the sidecars are told to stop, and the error names each sidecar that was not ready and why."`
 	RestartPolicy string        `name:"restart-policy" enum:"Never,OnFailure" default:"Never" env:"JOB_SIGNAL_RESTART_POLICY" help:"The Pod's restartPolicy: Never or OnFailure. Under OnFailure a failed attempt leaves the sidecars running for the next one."`
 	SignalGroup   bool          `name:"signal-group" env:"JOB_SIGNAL_SIGNAL_GROUP" help:"Forward signals to COMMAND's whole process group, not only to COMMAND."`
 	Subreaper     bool          `name:"subreaper" env:"JOB_SIGNAL_SUBREAPER" help:"When not PID 1, become a child subreaper so orphaned descendants of COMMAND are reaped here. As PID 1 orphans are always reaped."`
 	Poll          bool          `name:"poll" env:"JOB_SIGNAL_POLL" help:"Poll the directory instead of using inotify (for filesystems where inotify events do not arrive)."`
-	PollInterval  time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" help:"How often to look at the directory when polling."`
-	TermLog       string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if the file exists and is writable (empty: do not)."`
+	PollInterval  time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" help:"How often to look at the directory when polling (default ${default})."`
+	TermLog       string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if the file exists and is writable (default ${default}; empty: do not)."`
 
-	Command []string `arg:"" passthrough:"" name:"COMMAND" help:"The main command and its arguments. Put '--' before it when it starts with '-' or is named like a job-signal subcommand."`
+	Command []string `arg:"" optional:"" passthrough:"" name:"COMMAND" help:"The main command and its arguments. Put '--' before it when it starts with '-' or is named like a job-signal subcommand."`
 }
 
-// Validate checks what kong's tags cannot; errors are usage errors (exit 2).
-func (c *RunCmd) Validate() error {
+// check validates what kong's tags cannot; errors name the flag and are
+// usage errors (exit 2).
+func (c *RunCmd) check() error {
 	if len(cli.Command(c.Command)) == 0 {
 		return errors.New("missing COMMAND: give the command to run after the flags, e.g. job-signal -- /app/run")
 	}
@@ -70,6 +71,9 @@ func (c *RunCmd) Run(env *cli.Env) error {
 	signal.Notify(signals, proc.ForwardedSignals()...)
 	defer signal.Stop(signals)
 
+	if err := c.check(); err != nil {
+		return cli.Exit(cli.ExitUsage, err)
+	}
 	log := env.Log
 	command := cli.Command(c.Command)
 	waitFor, _ := signalfs.ParseNames(c.WaitFor)

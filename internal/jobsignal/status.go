@@ -130,9 +130,9 @@ func (st Status) writeText(out io.Writer) error {
 	if len(st.Sidecars) == 0 {
 		fmt.Fprintln(tw, "sidecars: none has reported yet")
 	} else {
-		fmt.Fprintln(tw, "SIDECAR\tPHASE\tRESTARTS\tFOR\tDETAIL")
+		fmt.Fprintln(tw, "SIDECAR\tPHASE\tRESTARTS\tUPDATED\tDETAIL")
 		for _, s := range st.Sidecars {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, s.Phase, s.Restarts, st.age(s.Updated), sidecarDetail(s))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s ago\t%s\n", s.Name, s.Phase, s.Restarts, st.age(s.Updated), sidecarDetail(s))
 		}
 	}
 	for _, e := range st.Errors {

@@ -70,7 +70,7 @@ type Cmd struct {
 	PollInterval time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" help:"How often to look at the directory when polling (default ${default})."`
 	TermLog      string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if it exists and is writable (empty: do not)."`
 
-	Command []string `arg:"" passthrough:"" name:"COMMAND" help:"The sidecar's command and its arguments; put '--' before it."`
+	Command []string `arg:"" optional:"" passthrough:"" name:"COMMAND" help:"The sidecar's command and its arguments; put '--' before it."`
 
 	// Parsed forms, set by check.
 	after, stopAfter []string
