@@ -177,8 +177,8 @@ func clip(s string) string {
 // Typed accessors. Each returns an error that names the key.
 
 func (r *record) str(key string, required bool) (string, error) {
-	v, ok := r.values[key]
-	if !ok && required {
+	v := r.values[key]
+	if v == "" && required {
 		return "", fmt.Errorf("%w: %s marker lacks %q", ErrMalformed, r.kind, key)
 	}
 	return v, nil
