@@ -37,6 +37,7 @@ import (
 //	alive PIDFILE              the process in PIDFILE is running
 //	freeport VAR               set VAR to a free TCP port on 127.0.0.1
 //	touch PATH                 create an empty file
+//	killpid PIDFILE SIG        send SIG to the process in PIDFILE
 //	within DURATION NAME CODE  like waitexit, but NAME must exit within
 //	                           DURATION of the command being run
 //
@@ -53,6 +54,7 @@ var commands = map[string]func(ts *testscript.TestScript, neg bool, args []strin
 	"alive":     cmdAlive,
 	"freeport":  cmdFreePort,
 	"touch":     cmdTouch,
+	"killpid":   cmdKillPID,
 }
 
 type (
@@ -237,10 +239,13 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 // poll calls check until it returns true or the wait limit passes. The
 // interval is short: waits are on other processes' files, and polling them
 // keeps the harness simple and the tests free of fixed sleeps.
-func poll(ts *testscript.TestScript, what string, check func() bool) {
+func poll(ts *testscript.TestScript, what string, check func() bool, explain ...func() string) {
 	deadline := time.Now().Add(waitLimit())
 	for !check() {
 		if time.Now().After(deadline) {
+			for _, e := range explain {
+				ts.Logf("%s", e())
+			}
 			ts.Fatalf("gave up after %s waiting for %s", waitLimit(), what)
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -265,10 +270,15 @@ func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
 	path := ts.MkAbs(args[0])
 	re, err := regexp.Compile("(?m)" + args[1])
 	ts.Check(err)
+	var data []byte
 	poll(ts, fmt.Sprintf("%s to match %q", path, args[1]), func() bool {
-		data, err := os.ReadFile(path)
-		return err == nil && re.Match(data)
-	})
+		var err error
+		data, err = os.ReadFile(path)
+		if err == nil && re.Match(data) {
+			return true
+		}
+		return false
+	}, func() string { return fmt.Sprintf("%s holds:\n%s", args[0], data) })
 }
 
 func readPID(ts *testscript.TestScript, pidfile string) int {
@@ -343,4 +353,13 @@ func cmdTouch(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: touch PATH")
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), nil, 0o644))
+}
+
+func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: killpid PIDFILE SIG")
+	}
+	sig, err := proc.ParseSignal(args[1], allSignals)
+	ts.Check(err)
+	ts.Check(syscall.Kill(readPID(ts, args[0]), sig))
 }

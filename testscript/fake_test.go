@@ -23,6 +23,7 @@ func fakeMain(args []string) int {
 		pidfile    = fs.String("pidfile", "", "write the PID here once set up")
 		touch      = fs.String("touch", "", "create this file once set up (after -pidfile, -record, -listen)")
 		record     = fs.String("record", "", "append the name of every signal received to this file")
+		label      = fs.String("label", "", "prefix recorded signal names with this label and a space")
 		onTerm     = fs.String("term", "die", "on TERM or INT: die (by the signal), ignore, or exit:N")
 		listen     = fs.String("listen", "", "accept TCP connections on this address")
 		listenWhen = fs.String("listen-when", "", "start -listen only once this file exists")
@@ -146,7 +147,11 @@ func fakeMain(args []string) int {
 		case s := <-signals:
 			sig := s.(syscall.Signal)
 			if *record != "" {
-				appendLine(*record, signalName(sig))
+				line := signalName(sig)
+				if *label != "" {
+					line = *label + " " + line
+				}
+				appendLine(*record, line)
 			}
 			if sig != syscall.SIGTERM && sig != syscall.SIGINT {
 				continue
