@@ -6,10 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"time"
 )
@@ -49,51 +46,6 @@ func (p TCP) Check(ctx context.Context) error {
 }
 
 func (p TCP) String() string { return "tcp " + p.Addr }
-
-// HTTP is ready when a GET of URL answers with a 2xx status.
-type HTTP struct {
-	URL    string
-	client *http.Client
-}
-
-// NewHTTP validates an http or https URL.
-func NewHTTP(rawURL string) (HTTP, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return HTTP{}, err
-	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return HTTP{}, fmt.Errorf("want an http:// or https:// URL, got %q", rawURL)
-	}
-	// Probes must not be fooled by a redirect to somewhere that answers 200,
-	// nor reuse a connection to a server that is restarting.
-	client := &http.Client{
-		Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil},
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
-	return HTTP{URL: rawURL, client: client}, nil
-}
-
-func (p HTTP) Check(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.URL, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return err
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("GET %s: status %s", p.URL, resp.Status)
-	}
-	return nil
-}
-
-func (p HTTP) String() string { return "http " + p.URL }
 
 // File is ready when PATH exists.
 type File struct{ Path string }

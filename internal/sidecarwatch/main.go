@@ -76,6 +76,7 @@ type Cmd struct {
 	after, stopAfter []string
 	stopSignal       syscall.Signal
 	probe            probe.Probe
+	quit             probe.HTTP
 }
 
 // check validates what kong's tags cannot. Errors name the flag and are
@@ -112,7 +113,7 @@ func (c *Cmd) check() error {
 		c.probe = probe.File{Path: c.ReadyFile}
 	}
 	if c.QuitURL != "" {
-		if _, err := probe.NewHTTP(c.QuitURL); err != nil {
+		if c.quit, err = probe.NewHTTP(c.QuitURL); err != nil {
 			return fmt.Errorf("--quit-url: %w", err)
 		}
 	}

@@ -1,11 +1,9 @@
 package sidecarwatch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"syscall"
 	"time"
 
@@ -116,17 +114,12 @@ func killGroup(pgid int) {
 func (s *watch) postQuit() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.QuitTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.QuitURL, bytes.NewReader(nil))
+	status, err := s.cfg.quit.Do(ctx, "POST")
 	if err != nil {
 		return err
 	}
-	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("POST %s: status %s", s.cfg.QuitURL, resp.Status)
+	if status < 200 || status > 299 {
+		return fmt.Errorf("POST %s: status %d", s.cfg.QuitURL, status)
 	}
 	return nil
 }
