@@ -50,7 +50,7 @@ func (r *runner) readyGate(waitFor []string) error {
 			var failed []notReady
 			pending, failed = r.checkReady(waitFor, ready)
 			if len(failed) > 0 {
-				err := fmt.Errorf("sidecar failed before COMMAND could start: %s; COMMAND was not started and the sidecars were told to stop", list(failed))
+				err := fmt.Errorf("sidecar gone before COMMAND could start: %s; COMMAND was not started and the sidecars were told to stop", list(failed))
 				return r.finish(cli.ExitFailure, signalfs.ReasonSidecarFailed, "", err)
 			}
 			if len(pending) == 0 {
@@ -89,7 +89,9 @@ func (r *runner) checkReady(waitFor []string, ready map[string]bool) (pending, f
 				ready[name] = true
 				r.log.Info("sidecar ready", "name", name, "waited", time.Since(r.started).Round(time.Millisecond))
 			}
-		case s.Phase == signalfs.SidecarFailed:
+		case s.Phase.Gone():
+			// Stopped or failed: it will never be ready (a sidecar-watch
+			// that stopped its sidecar has exited).
 			failed = append(failed, notReady{name, phaseWhy(s)})
 		default:
 			pending = append(pending, notReady{name, phaseWhy(s)})
