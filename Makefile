@@ -39,5 +39,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSidecar$$' -fuzztime $(FUZZTIME) ./signalfs
 	$(GO) test -run '^$$' -fuzz '^FuzzValidName$$' -fuzztime $(FUZZTIME) ./signalfs
 
+# Every manifest in manifests/ and the issue's cases as real Pods on a real
+# kubelet (root; installs containerd & co. with apt and builds the kubelet
+# once). See e2e/README.md.
+e2e:
+	$(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e/
+
 clean:
 	rm -rf $(BIN)

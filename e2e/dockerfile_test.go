@@ -1,0 +1,202 @@
+package e2e
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The e2e suite builds the Dockerfile's prebuilt target (buildah, offline)
+// while users pull the release target: these checks keep the two final
+// stages alike, so what the suite tests is what users run. Runs in the plain
+// "go test ./...": no build tag, no root.
+
+// stage is one FROM block of a Dockerfile.
+type stage struct {
+	name, from string
+	instrs     []instruction
+}
+
+type instruction struct {
+	cmd  string // upper case: COPY, USER, ...
+	args string
+}
+
+// parseDockerfile splits a Dockerfile into stages of instructions, joining
+// continued lines and dropping comments.
+func parseDockerfile(text string) []stage {
+	var stages []stage
+	var logical strings.Builder
+	flush := func() {
+		line := strings.TrimSpace(logical.String())
+		logical.Reset()
+		if line == "" {
+			return
+		}
+		cmd, args, _ := strings.Cut(line, " ")
+		cmd, args = strings.ToUpper(cmd), strings.TrimSpace(args)
+		if cmd == "FROM" {
+			f := strings.Fields(args)
+			st := stage{}
+			for len(f) > 0 && strings.HasPrefix(f[0], "--") { // --platform=...
+				f = f[1:]
+			}
+			if len(f) > 0 {
+				st.from = f[0]
+			}
+			if len(f) == 3 && strings.EqualFold(f[1], "AS") {
+				st.name = f[2]
+			}
+			stages = append(stages, st)
+			return
+		}
+		if len(stages) > 0 {
+			s := &stages[len(stages)-1]
+			s.instrs = append(s.instrs, instruction{cmd, args})
+		}
+	}
+	for _, raw := range strings.Split(text, "\n") {
+		line := strings.TrimSpace(raw)
+		if strings.HasPrefix(line, "#") {
+			continue // a comment, also inside a continued instruction
+		}
+		if strings.HasSuffix(line, `\`) {
+			logical.WriteString(strings.TrimSuffix(line, `\`) + " ")
+			continue
+		}
+		logical.WriteString(line)
+		flush()
+	}
+	flush()
+	return stages
+}
+
+// finalImage is what a final stage puts in the image and how it runs.
+type finalImage struct {
+	Files      []string // absolute paths of the copied files
+	User       string
+	Entrypoint string
+	Cmd        string
+}
+
+func summarize(t *testing.T, s stage) finalImage {
+	t.Helper()
+	var img finalImage
+	for _, in := range s.instrs {
+		switch in.cmd {
+		case "COPY", "ADD":
+			var words []string
+			for _, w := range strings.Fields(in.args) {
+				if !strings.HasPrefix(w, "--") { // --from=build, --chmod=...
+					words = append(words, w)
+				}
+			}
+			if len(words) < 2 {
+				t.Fatalf("stage %s: cannot read %s %s", s.name, in.cmd, in.args)
+			}
+			dest := words[len(words)-1]
+			for _, src := range words[:len(words)-1] {
+				if strings.HasSuffix(dest, "/") {
+					img.Files = append(img.Files, path.Join(dest, path.Base(src)))
+				} else {
+					img.Files = append(img.Files, dest)
+				}
+			}
+		case "USER":
+			img.User = in.args
+		case "ENTRYPOINT":
+			img.Entrypoint = in.args
+		case "CMD":
+			img.Cmd = in.args
+		case "RUN":
+			t.Errorf("stage %s runs %q: a final stage must not need a shell", s.name, in.args)
+		}
+	}
+	sort.Strings(img.Files)
+	return img
+}
+
+func readDockerfile(t *testing.T) []stage {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseDockerfile(string(b))
+}
+
+func findStage(t *testing.T, stages []stage, name string) stage {
+	t.Helper()
+	for _, s := range stages {
+		if s.name == name {
+			return s
+		}
+	}
+	t.Fatalf("the Dockerfile has no stage %q", name)
+	return stage{}
+}
+
+func TestDockerfileTargetsMatch(t *testing.T) {
+	stages := readDockerfile(t)
+	release, prebuilt := findStage(t, stages, "release"), findStage(t, stages, "prebuilt")
+	if last := stages[len(stages)-1].name; last != "release" {
+		t.Errorf("the last stage (what a plain docker build makes) is %q, want release", last)
+	}
+	if !strings.HasPrefix(release.from, "gcr.io/distroless/static") || !strings.HasSuffix(release.from, ":nonroot") {
+		t.Errorf("release is FROM %s, want a distroless static nonroot base", release.from)
+	}
+	if prebuilt.from != "scratch" {
+		t.Errorf("prebuilt is FROM %s, want scratch (buildable without a registry)", prebuilt.from)
+	}
+	r, p := summarize(t, release), summarize(t, prebuilt)
+	if !reflect.DeepEqual(r, p) {
+		t.Errorf("the final stages differ:\nrelease:  %+v\nprebuilt: %+v", r, p)
+	}
+	want := []string{"/usr/local/bin/job-signal", "/usr/local/bin/sidecar-watch"}
+	if !reflect.DeepEqual(r.Files, want) {
+		t.Errorf("release copies %v, want %v", r.Files, want)
+	}
+	if r.User != "65532:65532" {
+		t.Errorf("release runs as %q, want 65532:65532 (distroless nonroot)", r.User)
+	}
+	if r.Entrypoint != `["/usr/local/bin/job-signal"]` {
+		t.Errorf("release entrypoint is %s", r.Entrypoint)
+	}
+}
+
+// TestDockerfileBuildsStaticStrippedStamped checks the release binaries'
+// build command: static, reproducible paths, stripped, version stamped.
+func TestDockerfileBuildsStaticStrippedStamped(t *testing.T) {
+	stages := readDockerfile(t)
+	var build string
+	for _, s := range stages {
+		for _, in := range s.instrs {
+			if in.cmd == "RUN" && strings.Contains(in.args, "go build") {
+				build = in.args
+			}
+		}
+	}
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-s -w", "internal/jobsignal.Version=${VERSION}", "./cmd/job-signal", "./cmd/sidecar-watch"} {
+		if !strings.Contains(build, want) {
+			t.Errorf("the go build of the Dockerfile lacks %q: %s", want, build)
+		}
+	}
+}
+
+func TestParseDockerfile(t *testing.T) {
+	stages := parseDockerfile("ARG X=1\nFROM --platform=$B golang AS build\nRUN a \\\n  # note\n  b\nFROM scratch\nCOPY --from=build /a /b/ /c/\n")
+	if len(stages) != 2 || stages[0].name != "build" || stages[0].from != "golang" || stages[1].name != "" {
+		t.Fatalf("stages: %+v", stages)
+	}
+	if got := stages[0].instrs[0]; got.cmd != "RUN" || got.args != "a  b" {
+		t.Errorf("continued RUN: %+v", got)
+	}
+	img := summarize(t, stages[1])
+	if !reflect.DeepEqual(img.Files, []string{"/c/a", "/c/b"}) {
+		t.Errorf("files: %v", img.Files)
+	}
+}
