@@ -60,12 +60,18 @@ func (p File) Check(context.Context) error {
 
 func (p File) String() string { return "file " + p.Path }
 
-// Loop runs p every interval until it passes or ctx ends. Each failure is
-// sent on failures (dropped if the receiver is busy: only the latest
-// matters); it returns nil once the probe passed, or ctx's error.
+// firstInterval is the delay after the first failed check. Delays double
+// from it up to the caller's interval, so a sidecar that is up within
+// milliseconds is seen within milliseconds, while a slow one is not
+// hammered.
+const firstInterval = 5 * time.Millisecond
+
+// Loop runs p until it passes or ctx ends, waiting between checks from
+// firstInterval doubling up to interval. Each failure is sent on failures
+// (dropped if the receiver is busy: only the latest matters); it returns
+// nil once the probe passed, or ctx's error.
 func Loop(ctx context.Context, p Probe, interval, timeout time.Duration, failures chan<- error) error {
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
+	delay := min(firstInterval, interval)
 	for {
 		checkCtx, cancel := context.WithTimeout(ctx, timeout)
 		err := p.Check(checkCtx)
@@ -80,10 +86,13 @@ func Loop(ctx context.Context, p Probe, interval, timeout time.Duration, failure
 		case failures <- err:
 		default:
 		}
+		wait := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
+			wait.Stop()
 			return ctx.Err()
-		case <-ticker.C:
+		case <-wait.C:
 		}
+		delay = min(2*delay, interval)
 	}
 }

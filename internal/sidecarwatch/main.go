@@ -48,7 +48,7 @@ type Cmd struct {
 	ReadyTCP      string        `name:"ready-tcp" xor:"ready" env:"SIDECAR_WATCH_READY_TCP" placeholder:"HOST:PORT" help:"Ready once HOST:PORT accepts a TCP connection."`
 	ReadyHTTP     string        `name:"ready-http" xor:"ready" env:"SIDECAR_WATCH_READY_HTTP" placeholder:"URL" help:"Ready once a GET of URL answers 2xx."`
 	ReadyFile     string        `name:"ready-file" xor:"ready" env:"SIDECAR_WATCH_READY_FILE" placeholder:"PATH" help:"Ready once PATH exists. Without any --ready-* flag the sidecar is ready as soon as COMMAND has started."`
-	ReadyInterval time.Duration `name:"ready-interval" default:"100ms" env:"SIDECAR_WATCH_READY_INTERVAL" placeholder:"DURATION" help:"How often the readiness check runs until it passes (default ${default})."`
+	ReadyInterval time.Duration `name:"ready-interval" default:"100ms" env:"SIDECAR_WATCH_READY_INTERVAL" placeholder:"DURATION" help:"Longest pause between readiness checks until one passes; the first pauses are shorter (from 5ms, doubling) so a fast sidecar is seen at once (default ${default})."`
 	ProbeTimeout  time.Duration `name:"probe-timeout" default:"1s" env:"SIDECAR_WATCH_PROBE_TIMEOUT" placeholder:"DURATION" help:"Time limit of one readiness check (default ${default})."`
 
 	After            []string      `name:"after" sep:"none" env:"SIDECAR_WATCH_AFTER" placeholder:"NAME,..." help:"Start COMMAND only once these sidecars are ready."`
