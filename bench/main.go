@@ -1,0 +1,117 @@
+// Command bench measures what job-signal costs its users and writes the
+// table to BENCHMARKS.md: stop latency (job exit to the sidecar receiving
+// its stop signal), ready-gate latency, start-up overhead, the idle cost of
+// a waiting sidecar-watch, binary sizes, and, on a real kubelet, job exit
+// to Pod Succeeded against native sidecars. Run it with `make bench`.
+//
+// Every timed moment is taken inside the processes involved (the workload
+// in bench/workload writes Unix-nanosecond stamps), so the harness's own
+// scheduling is not part of the numbers.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+func main() {
+	out := flag.String("out", "BENCHMARKS.md", "where to write the report")
+	scale := flag.Float64("scale", 1, "multiply every run count (0.2 for a quick look)")
+	kubelet := flag.Bool("kubelet", true, "also measure Pod completion on a real kubelet (needs root; see e2e/README.md)")
+	base := flag.String("dir", "", "parent of the shared directories (default: /dev/shm, a tmpfs like an emptyDir with medium Memory)")
+	flag.Parse()
+	if err := run(*out, *scale, *kubelet, *base); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string, scale float64, kubelet bool, base string) error {
+	if base == "" {
+		base = os.TempDir()
+		if info, err := os.Stat("/dev/shm"); err == nil && info.IsDir() {
+			base = "/dev/shm"
+		}
+	}
+	work, err := os.MkdirTemp(base, "job-signal-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	b := &bench{work: work, bin: filepath.Join(work, "bin"), scale: scale}
+	if err := b.build(); err != nil {
+		return err
+	}
+	started := time.Now()
+	steps := []func() error{
+		func() error { return b.stopLatency(1, false, 300) },
+		func() error { return b.stopLatency(20, false, 60) },
+		func() error { return b.stopLatency(1, true, 40) },
+		func() error { return b.stopLatency(20, true, 20) },
+		func() error { return b.readyGate("100ms", 60) },
+		func() error { return b.readyGate("10ms", 60) },
+		b.startup,
+		b.idle,
+		b.sizes,
+	}
+	if kubelet {
+		steps = append(steps, b.kubelet)
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	micro, err := b.micro()
+	if err != nil {
+		return err
+	}
+	report := b.report(time.Since(started), micro)
+	fmt.Print(report.table)
+	return os.WriteFile(out, []byte(report.markdown), 0o644)
+}
+
+// bench holds the measurements as they are taken.
+type bench struct {
+	work, bin string
+	scale     float64
+	rows      []row
+}
+
+func (b *bench) runs(n int) int { return max(int(float64(n)*b.scale), 5) }
+
+// build compiles the binaries as users get them: static, stripped.
+func (b *bench) build() error {
+	fmt.Fprintln(os.Stderr, "bench: building stripped binaries")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", b.bin+"/",
+		"./cmd/job-signal", "./cmd/sidecar-watch", "./bench/workload")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd.Run()
+}
+
+func (b *bench) path(prog string) string { return filepath.Join(b.bin, prog) }
+
+// machine describes where the numbers come from.
+func machine() string {
+	model := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	kernel := "?"
+	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = strings.TrimSpace(string(data))
+	}
+	return fmt.Sprintf("%d cores (%s), Linux %s, %s", runtime.NumCPU(), model, kernel, runtime.Version())
+}

@@ -1,0 +1,523 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/job-signal/job-signal/signalfs"
+)
+
+// waitLimit bounds every wait of the harness: a benchmark that hangs is a
+// broken product, not a slow one.
+const waitLimit = 30 * time.Second
+
+// quiet are the flags that keep the measured programs' logs out of the way.
+var quiet = []string{"--log-level", "error", "--termination-log", ""}
+
+// process is one started program.
+type process struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func start(name string, args ...string) (*process, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	return p, nil
+}
+
+func (p *process) wait() error {
+	select {
+	case err := <-p.done:
+		return err
+	case <-time.After(waitLimit):
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		return fmt.Errorf("%s did not exit within %s", p.cmd.Path, waitLimit)
+	}
+}
+
+// until polls check (every millisecond: the harness waits on other
+// processes' files) until it is true, or fails after waitLimit.
+func until(what string, check func() bool) error {
+	deadline := time.Now().Add(waitLimit)
+	for !check() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gave up waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+func readStamp(path string) (time.Time, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return time.Time{}, err
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return time.Unix(0, ns), nil
+}
+
+func allReady(dir *signalfs.Dir, names []string) bool {
+	for _, n := range names {
+		s, found, err := dir.ReadSidecar(n)
+		if err != nil || !found || s.Phase != signalfs.SidecarReady {
+			return false
+		}
+	}
+	return true
+}
+
+// stopLatency measures job exit to stop signal: the job's workload stamps
+// the moment before it exits, each sidecar's workload the moment SIGTERM
+// arrives; the latency of a run is to the last sidecar's stamp.
+func (b *bench) stopLatency(sidecars int, poll bool, runs int) error {
+	mode := "inotify"
+	if poll {
+		mode = "polling (--poll-interval 250ms)"
+	}
+	title := fmt.Sprintf("stop latency, %d sidecar(s), %s", sidecars, mode)
+	fmt.Fprintln(os.Stderr, "bench:", title)
+	var samples []time.Duration
+	for run := 0; run < b.runs(runs); run++ {
+		d, err := b.stopOnce(run, sidecars, poll)
+		if err != nil {
+			return fmt.Errorf("%s: %w", title, err)
+		}
+		samples = append(samples, d)
+	}
+	r := newRow(title, samples)
+	if !poll {
+		r.target = "p50 ≤ 1.3 ms, p99 < 3 ms"
+		r.check = func(r row) (string, bool) {
+			return fmt.Sprintf("p50 %.2f×, p99 %.2f×", ratio(r.p50, 1300*time.Microsecond), ratio(r.p99, 3*time.Millisecond)),
+				r.p50 <= 1300*time.Microsecond && r.p99 < 3*time.Millisecond
+		}
+		if sidecars == 1 {
+			r.reference = "kubexit: p50 2.67 ms, p95 3.74 ms"
+		}
+	}
+	b.rows = append(b.rows, r)
+	return nil
+}
+
+func (b *bench) stopOnce(run, sidecars int, poll bool) (time.Duration, error) {
+	runDir := filepath.Join(b.work, fmt.Sprintf("stop-%d-%d-%v", sidecars, run, poll))
+	stamps := filepath.Join(runDir, "stamps")
+	if err := os.MkdirAll(stamps, 0o755); err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(runDir)
+	dirPath := filepath.Join(runDir, "signal")
+	dir, err := signalfs.Open(dirPath, true)
+	if err != nil {
+		return 0, err
+	}
+	common := append([]string{"--dir", dirPath}, quiet...)
+	if poll {
+		common = append(common, "--poll", "--poll-interval", "250ms")
+	}
+	var names []string
+	var procs []*process
+	for i := 0; i < sidecars; i++ {
+		name := fmt.Sprintf("s%d", i)
+		names = append(names, name)
+		args := append(append([]string{"--name", name}, common...), "--",
+			b.path("workload"), "-role", "sidecar", "-term-file", filepath.Join(stamps, name))
+		p, err := start(b.path("sidecar-watch"), args...)
+		if err != nil {
+			return 0, err
+		}
+		procs = append(procs, p)
+	}
+	if err := until("sidecars ready", func() bool { return allReady(dir, names) }); err != nil {
+		return 0, err
+	}
+	exitStamp := filepath.Join(stamps, "job-exit")
+	job, err := start(b.path("job-signal"), append(common, "--", b.path("workload"), "-role", "job", "-exit-file", exitStamp)...)
+	if err != nil {
+		return 0, err
+	}
+	if err := job.wait(); err != nil {
+		return 0, fmt.Errorf("job-signal: %w", err)
+	}
+	for _, p := range procs {
+		if err := p.wait(); err != nil {
+			return 0, fmt.Errorf("sidecar-watch: %w", err)
+		}
+	}
+	exited, err := readStamp(exitStamp)
+	if err != nil {
+		return 0, err
+	}
+	var last time.Time
+	for _, name := range names {
+		t, err := readStamp(filepath.Join(stamps, name))
+		if err != nil {
+			return 0, err
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last.Sub(exited), nil
+}
+
+// readyGate measures a sidecar's port opening to the job's start: the
+// sidecar opens its port after a random start-up time (so the port opens
+// at any point of the probe schedule), the job stamps its first moment.
+func (b *bench) readyGate(interval string, runs int) error {
+	title := "ready gate: port open to job start, --ready-interval " + interval
+	fmt.Fprintln(os.Stderr, "bench:", title)
+	var samples []time.Duration
+	for run := 0; run < b.runs(runs); run++ {
+		d, err := b.readyOnce(run, interval)
+		if err != nil {
+			return fmt.Errorf("%s: %w", title, err)
+		}
+		samples = append(samples, d)
+	}
+	r := newRow(title, samples)
+	r.note = "bounded by the probe schedule: checks 5 ms apart, doubling up to --ready-interval"
+	b.rows = append(b.rows, r)
+	return nil
+}
+
+func (b *bench) readyOnce(run int, interval string) (time.Duration, error) {
+	runDir := filepath.Join(b.work, fmt.Sprintf("ready-%s-%d", interval, run))
+	defer os.RemoveAll(runDir)
+	dirPath := filepath.Join(runDir, "signal")
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return 0, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return 0, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	opened, jobStart := filepath.Join(runDir, "opened"), filepath.Join(runDir, "job-start")
+	common := append([]string{"--dir", dirPath}, quiet...)
+	delay := time.Duration(rand.IntN(300)) * time.Millisecond
+	sc, err := start(b.path("sidecar-watch"), append(append([]string{"--name", "proxy", "--ready-tcp", addr, "--ready-interval", interval}, common...),
+		"--", b.path("workload"), "-role", "sidecar", "-listen", addr, "-listen-after", delay.String(), "-open-file", opened)...)
+	if err != nil {
+		return 0, err
+	}
+	job, err := start(b.path("job-signal"), append(append([]string{"--wait-for", "proxy"}, common...),
+		"--", b.path("workload"), "-role", "job", "-start-file", jobStart)...)
+	if err != nil {
+		return 0, err
+	}
+	if err := job.wait(); err != nil {
+		return 0, fmt.Errorf("job-signal: %w", err)
+	}
+	if err := sc.wait(); err != nil {
+		return 0, fmt.Errorf("sidecar-watch: %w", err)
+	}
+	o, err := readStamp(opened)
+	if err != nil {
+		return 0, err
+	}
+	s, err := readStamp(jobStart)
+	if err != nil {
+		return 0, err
+	}
+	return s.Sub(o), nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// startup compares `job-signal -- true` with `true`, interleaved so that
+// machine noise hits both alike.
+func (b *bench) startup() error {
+	fmt.Fprintln(os.Stderr, "bench: start-up overhead")
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return err
+	}
+	dirPath := filepath.Join(b.work, "startup")
+	var plain, wrapped []time.Duration
+	timeRun := func(name string, args ...string) (time.Duration, error) {
+		t0 := time.Now()
+		cmd := exec.Command(name, args...)
+		cmd.Stderr = os.Stderr
+		err := cmd.Run()
+		return time.Since(t0), err
+	}
+	for i := 0; i < b.runs(400); i++ {
+		d, err := timeRun(truePath)
+		if err != nil {
+			return err
+		}
+		plain = append(plain, d)
+		d, err = timeRun(b.path("job-signal"), append(append([]string{"--dir", dirPath}, quiet...), "--", truePath)...)
+		if err != nil {
+			return fmt.Errorf("job-signal -- true: %w", err)
+		}
+		wrapped = append(wrapped, d)
+	}
+	p := newRow("start-up: `true` alone", plain)
+	p.reference = "kubexit: 0.8 ms"
+	w := newRow("start-up: `job-signal -- true`", wrapped)
+	w.reference = "kubexit: 11.7 ms"
+	overhead := w.p50 - p.p50
+	w.target = "overhead < 3 ms"
+	w.check = func(row) (string, bool) {
+		return fmt.Sprintf("overhead %.2f ms (%.2f×)", ms(overhead), ratio(overhead, 3*time.Millisecond)), overhead < 3*time.Millisecond
+	}
+	b.rows = append(b.rows, p, w)
+	return nil
+}
+
+// idle measures what a sidecar-watch costs while its job runs: CPU ticks
+// (the kernel's clock ticks, 10 ms each) and context switches of all its
+// threads over ten seconds, and its resident memory. job-signal, idle
+// around its running command, is measured alongside.
+func (b *bench) idle() error {
+	const window = 10 * time.Second
+	for _, poll := range []bool{false, true} {
+		mode := "inotify"
+		if poll {
+			mode = "polling 250ms"
+		}
+		fmt.Fprintln(os.Stderr, "bench: idle cost,", mode)
+		runDir := filepath.Join(b.work, "idle-"+mode[:4])
+		dirPath := filepath.Join(runDir, "signal")
+		dir, err := signalfs.Open(dirPath, true)
+		if err != nil {
+			return err
+		}
+		common := append([]string{"--dir", dirPath}, quiet...)
+		if poll {
+			common = append(common, "--poll", "--poll-interval", "250ms")
+		}
+		sc, err := start(b.path("sidecar-watch"), append(append([]string{"--name", "idle"}, common...), "--", b.path("workload"), "-role", "sidecar")...)
+		if err != nil {
+			return err
+		}
+		// The job: a workload that waits for SIGTERM.
+		job, err := start(b.path("job-signal"), append(common, "--", b.path("workload"), "-role", "sidecar")...)
+		if err != nil {
+			return err
+		}
+		if err := until("job running and sidecar ready", func() bool {
+			s, found, _ := dir.ReadJob()
+			return found && s.Phase == signalfs.JobRunning && allReady(dir, []string{"idle"})
+		}); err != nil {
+			return err
+		}
+		// Let start-up settle (GC, the first lock wait) before the window.
+		time.Sleep(time.Second)
+		before := []procStat{readProcStat(sc.cmd.Process.Pid), readProcStat(job.cmd.Process.Pid)}
+		time.Sleep(window)
+		after := []procStat{readProcStat(sc.cmd.Process.Pid), readProcStat(job.cmd.Process.Pid)}
+		for i, who := range []string{"sidecar-watch", "job-signal"} {
+			ticks := after[i].ticks - before[i].ticks
+			switches := after[i].switches - before[i].switches
+			r := row{name: fmt.Sprintf("idle %s (%s), 10 s", who, mode), runs: 1,
+				value: fmt.Sprintf("%d CPU ticks, %d context switches, RSS %.1f MiB", ticks, switches, float64(after[i].rssKiB)/1024)}
+			if who == "sidecar-watch" && !poll {
+				r.target = "0 ticks, RSS < 10 MiB"
+				r.reference = "kubexit: RSS 19.7 MB"
+				rss := after[i].rssKiB
+				r.check = func(row) (string, bool) {
+					return fmt.Sprintf("RSS %.2f×", float64(rss)/(10*1024)), ticks == 0 && rss < 10*1024
+				}
+			}
+			b.rows = append(b.rows, r)
+		}
+		job.cmd.Process.Signal(syscall.SIGTERM)
+		if err := job.wait(); err != nil && !isExit(err, 143) {
+			return fmt.Errorf("idle job: %w", err)
+		}
+		if err := sc.wait(); err != nil {
+			return fmt.Errorf("idle sidecar-watch: %w", err)
+		}
+		os.RemoveAll(runDir)
+	}
+	return nil
+}
+
+func isExit(err error, code int) bool {
+	var exit *exec.ExitError
+	return errors.As(err, &exit) && exit.ExitCode() == code
+}
+
+type procStat struct {
+	ticks, switches int
+	rssKiB          int
+}
+
+// readProcStat sums utime+stime (/proc/PID/stat) and the context switches
+// of every thread, and reads VmRSS.
+func readProcStat(pid int) procStat {
+	var ps procStat
+	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		// Fields after the command name start at field 3 (state); utime
+		// and stime are fields 14 and 15.
+		ut, _ := strconv.Atoi(fields[11])
+		st, _ := strconv.Atoi(fields[12])
+		ps.ticks = ut + st
+	}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	for _, t := range tasks {
+		ps.switches += statusField(t, "voluntary_ctxt_switches") + statusField(t, "nonvoluntary_ctxt_switches")
+	}
+	ps.rssKiB = statusField(fmt.Sprintf("/proc/%d/status", pid), "VmRSS")
+	return ps
+}
+
+func statusField(path, key string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && k == key {
+			n, _ := strconv.Atoi(strings.Fields(v)[0])
+			return n
+		}
+	}
+	return 0
+}
+
+func (b *bench) sizes() error {
+	const limit = 6.6e6
+	for _, prog := range []string{"job-signal", "sidecar-watch"} {
+		info, err := os.Stat(b.path(prog))
+		if err != nil {
+			return err
+		}
+		size := info.Size()
+		b.rows = append(b.rows, row{name: "binary size: " + prog + " (stripped, static)", runs: 1,
+			value: fmt.Sprintf("%.2f MB", float64(size)/1e6), target: "< 6.6 MB", reference: "kubexit: 26.6 MB",
+			check: func(row) (string, bool) { return fmt.Sprintf("%.2f×", float64(size)/limit), float64(size) < limit }})
+	}
+	return nil
+}
+
+// kubelet runs the e2e suite's side-by-side timing: the same Pod wrapped by
+// job-signal and with a native sidecar, in turns, on one real kubelet.
+func (b *bench) kubelet() error {
+	if os.Getuid() != 0 {
+		b.rows = append(b.rows, row{name: "Pod completion on a real kubelet", value: "skipped: needs root (make e2e's harness)"})
+		return nil
+	}
+	rounds := b.runs(10)
+	fmt.Fprintf(os.Stderr, "bench: real kubelet, %d rounds each (sets up containerd and the kubelet as make e2e does)\n", rounds)
+	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-v", "-timeout", "60m",
+		"-run", "^TestJobExitToSucceededOursVsNative$", "./e2e/")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("E2E_TIMING_ROUNDS=%d", rounds))
+	output, err := cmd.CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(output)
+		return fmt.Errorf("e2e timing: %w", err)
+	}
+	m := regexp.MustCompile(`ours_ms=\[([0-9 ]+)\] native_ms=\[([0-9 ]+)\]`).FindSubmatch(output)
+	if m == nil {
+		os.Stderr.Write(output)
+		return errors.New("e2e timing: no E2E_TIMING compare line")
+	}
+	ours, native := parseMillis(string(m[1])), parseMillis(string(m[2]))
+	o := newRow("kubelet: job exit to Pod Succeeded, job-signal", ours)
+	n := newRow("kubelet: job exit to Pod Succeeded, native sidecar", native)
+	n.reference = "native on kubelet 1.34: 1.2 to 2.0 s"
+	o.target = "≤ 0.6 × native"
+	o.check = func(row) (string, bool) {
+		r := ratio(o.p50, n.p50)
+		return fmt.Sprintf("%.2f× native (p50)", r), r <= 0.6
+	}
+	b.rows = append(b.rows, o, n)
+	return nil
+}
+
+func parseMillis(s string) []time.Duration {
+	var out []time.Duration
+	for _, f := range strings.Fields(s) {
+		n, _ := strconv.Atoi(f)
+		out = append(out, time.Duration(n)*time.Millisecond)
+	}
+	return out
+}
+
+// micro runs the Go benchmarks of the protocol package.
+func (b *bench) micro() (string, error) {
+	fmt.Fprintln(os.Stderr, "bench: go test -bench ./signalfs")
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1", "./signalfs")
+	cmd.Env = append(os.Environ(), "TMPDIR="+b.work)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		return "", err
+	}
+	var keep []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "Benchmark") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n"), nil
+}
+
+// row is one line of the table.
+type row struct {
+	name      string
+	runs      int
+	p50, p99  time.Duration
+	value     string // instead of p50/p99
+	target    string
+	reference string
+	note      string
+	check     func(row) (string, bool)
+}
+
+func newRow(name string, samples []time.Duration) row {
+	sorted := append([]time.Duration(nil), samples...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	return row{name: name, runs: len(sorted), p50: percentile(sorted, 50), p99: percentile(sorted, 99)}
+}
+
+// percentile by nearest rank on sorted samples.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
