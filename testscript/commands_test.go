@@ -78,15 +78,54 @@ func procs(ts *testscript.TestScript) *registry {
 	return ts.Value(registryKey{}).(*registry)
 }
 
-// killAll ends whatever a script left running, whole process groups, so a
-// failed script leaks nothing.
+// killAll ends whatever a script left running, so a failed script leaks
+// nothing: every descendant's process group (the wrappers put their
+// commands in groups of their own), then the started processes' groups.
 func (r *registry) killAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, p := range r.procs {
+		for _, pid := range descendants(p.cmd.Process.Pid) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
 	}
+}
+
+// descendants lists the processes below pid, from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(s[i+1:])
+		self, _ := strconv.Atoi(strings.Fields(s)[0])
+		if len(fields) > 1 {
+			parent, _ := strconv.Atoi(fields[1])
+			children[parent] = append(children[parent], self)
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		for _, c := range children[next] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
 }
 
 func (r *registry) get(ts *testscript.TestScript, name string) *started {

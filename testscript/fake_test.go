@@ -14,6 +14,9 @@ import (
 	"time"
 )
 
+// maxLifetime ends any fake, however it was told to wait.
+const maxLifetime = 10 * time.Minute
+
 // fakeMain is a workload for the scripts: a job or a sidecar whose
 // behaviour the flags choose. It never sleeps for a fixed time: it waits
 // for files or signals.
@@ -42,6 +45,11 @@ func fakeMain(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// A fake that a broken script leaves behind must not run for ever.
+	time.AfterFunc(maxLifetime, func() {
+		fmt.Fprintln(os.Stderr, "fake: lived", maxLifetime, "- exiting")
+		os.Exit(98)
+	})
 	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "fake:", err)
 		return 99

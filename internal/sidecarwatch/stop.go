@@ -33,8 +33,14 @@ func (s *watch) stop(why string) error {
 			s.state.Phase = signalfs.SidecarStopping
 			s.write()
 		}
-		<-s.child.Done()
-		s.state.ExitCode = s.child.Status().ExitCode()
+		select {
+		case <-s.child.Done():
+			s.state.ExitCode = s.child.Status().ExitCode()
+		default:
+			// Stuck in the kernel even after SIGKILL (logged by
+			// stopChild): exiting is still right, the container's end
+			// takes it down.
+		}
 		s.child = nil
 	}
 	return s.stopped(why)
