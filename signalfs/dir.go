@@ -12,6 +12,10 @@ import (
 	"strings"
 )
 
+// DefaultDir is where the shared directory is mounted unless --dir says
+// otherwise.
+const DefaultDir = "/var/run/job-signal"
+
 // File names in the directory. Temporary files start with a dot and are
 // never read.
 const (
@@ -19,19 +23,26 @@ const (
 	JobLockFile   = "job.lock"
 	sidecarPrefix = "sidecar-"
 	stateSuffix   = ".state"
+	lockSuffix    = ".lock"
 	tempPrefix    = "."
 )
 
-// Permissions: containers of one Pod share the directory, possibly under
-// different users of one fsGroup, so the group may read and write; others
-// get nothing.
+// Permissions. Containers of one Pod may run as different users (an
+// injected istio-proxy runs as 1337), and each must read the others'
+// files, which hold nothing secret: files are readable by all and
+// writable by their one writer only. A directory we create is shared with
+// the group (a Pod's fsGroup); an emptyDir's own root is world-writable.
 const (
 	dirPerm  = 0o770
-	filePerm = 0o640
+	filePerm = 0o644
 )
 
 // SidecarStateFile is the file name holding the named sidecar's state.
 func SidecarStateFile(name string) string { return sidecarPrefix + name + stateSuffix }
+
+// SidecarLockFile is the file the named sidecar's sidecar-watch holds a
+// flock on while it runs.
+func SidecarLockFile(name string) string { return sidecarPrefix + name + lockSuffix }
 
 // sidecarName returns the sidecar name a file name belongs to, if any.
 func sidecarName(file string) (string, bool) {

@@ -13,6 +13,8 @@
 //	                     flock(2) on it for its whole life. Empty.
 //	sidecar-NAME.state   written by the sidecar-watch with --name NAME at
 //	                     every change of its phase.
+//	sidecar-NAME.lock    created by that sidecar-watch, which holds an
+//	                     exclusive flock(2) on it for its whole life. Empty.
 //	.*                   temporary files of an atomic write in progress;
 //	                     readers ignore them.
 //
@@ -54,12 +56,21 @@
 // Pod termination) and message.
 //
 // sidecar-NAME.state keys: name (required, equal to NAME), phase (required:
-// waiting, starting, ready, restarting, stopping, stopped, failed), pid,
+// waiting, starting, ready, restarting, stopping, stopped, failed),
+// liveness (flock or none), pid,
 // child-pid, restarts, after, stop-after, exit-code (the command's last
 // exit), last-error (the last readiness failure or exit, for people and for
 // job-signal's ready-timeout error), updated.
 //
 // # Rules
+//
+// Files are created readable by all and writable by their writer only
+// (0644): containers of one Pod may run as different users, and nothing in
+// them is secret. A directory job-signal or sidecar-watch creates is 0770.
+//
+// Structured values (names, numbers) are never cut short; a state that
+// would not fit is not written. Free text (message, last-error) is cut to
+// the value limit.
 //
 // Writes are atomic: the content goes to a temporary file in the directory,
 // which is then renamed over the target, so a reader sees the old content or
@@ -84,6 +95,17 @@
 // (some network and FUSE filesystems accept a lock without enforcing it),
 // job-signal detects it at start and writes liveness=none; sidecars then do
 // not rely on the lock, and a killed job-signal is not detected.
+//
+// Each sidecar-watch likewise holds sidecar-NAME.lock. A sidecar whose
+// state is not stopped or failed but whose lock is free has died with its
+// container: the ready gate does not count it as ready (and says so), and
+// --stop-after does not wait for it. A second sidecar-watch with the same
+// name is refused.
+//
+// A job-signal that fails on its usage, before COMMAND could run, still
+// writes a done marker (reason=error, exit code 2, restart-policy Never,
+// since the failure repeats on every restart) if the directory exists, so
+// the sidecars stop instead of waiting for a job that never starts.
 //
 // # Attempts
 //

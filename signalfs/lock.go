@@ -10,16 +10,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// JobLock is job-signal's exclusive flock on job.lock. The kernel releases it
-// when the process dies, however it dies (SIGKILL, OOM kill of the whole
-// container), which is how sidecars learn that job-signal is gone without a
-// done marker.
-type JobLock struct {
+// Lock is an exclusive flock held for a process's whole life. The kernel
+// releases it when the process dies, however it dies (SIGKILL, OOM kill of
+// the whole container), which is how the others learn it is gone without
+// it writing anything: job-signal holds job.lock, each sidecar-watch
+// sidecar-NAME.lock.
+type Lock struct {
 	file *os.File
 	// Honoured is false when the filesystem accepted the lock but did not
 	// enforce it (a second, independent lock attempt also succeeded): some
-	// network and FUSE filesystems do this. Sidecars must not rely on the
-	// lock then.
+	// network and FUSE filesystems do this. Nobody may rely on the lock
+	// then; the state files say so (liveness=none).
 	Honoured bool
 }
 
@@ -27,8 +28,21 @@ type JobLock struct {
 // sidecar that holds it briefly (sidecars take it, shared, only for an
 // instant after the previous holder died). A lock held longer belongs to
 // another job-signal on the same directory, which is a configuration error.
-func (d *Dir) LockJob(ctx context.Context, wait time.Duration) (*JobLock, error) {
-	path := d.join(JobLockFile)
+func (d *Dir) LockJob(ctx context.Context, wait time.Duration) (*Lock, error) {
+	return d.lock(ctx, JobLockFile, wait, "another job-signal")
+}
+
+// LockSidecar takes the exclusive lock on sidecar-NAME.lock, waiting up to
+// wait for a reader's brief shared lock.
+func (d *Dir) LockSidecar(ctx context.Context, name string, wait time.Duration) (*Lock, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	return d.lock(ctx, SidecarLockFile(name), wait, "another sidecar-watch --name "+name)
+}
+
+func (d *Dir) lock(ctx context.Context, file string, wait time.Duration, holder string) (*Lock, error) {
+	path := d.join(file)
 	f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
@@ -42,7 +56,7 @@ func (d *Dir) LockJob(ctx context.Context, wait time.Duration) (*JobLock, error)
 		}
 		if errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) {
 			// No locking here at all: carry on without kernel-backed liveness.
-			return &JobLock{file: f, Honoured: false}, nil
+			return &Lock{file: f, Honoured: false}, nil
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			f.Close()
@@ -50,7 +64,7 @@ func (d *Dir) LockJob(ctx context.Context, wait time.Duration) (*JobLock, error)
 		}
 		if time.Now().After(deadline) {
 			f.Close()
-			return nil, fmt.Errorf("lock %s: held by another process for %s; is another job-signal using this directory?", path, wait)
+			return nil, fmt.Errorf("lock %s: held by another process for %s; is %s using this directory?", path, wait, holder)
 		}
 		select {
 		case <-ctx.Done():
@@ -60,7 +74,7 @@ func (d *Dir) LockJob(ctx context.Context, wait time.Duration) (*JobLock, error)
 		}
 		delay = min(delay*2, 100*time.Millisecond)
 	}
-	return &JobLock{file: f, Honoured: lockEnforced(path)}, nil
+	return &Lock{file: f, Honoured: lockEnforced(path)}, nil
 }
 
 // lockEnforced checks that a second open file description cannot take a
@@ -81,12 +95,25 @@ func lockEnforced(path string) bool {
 
 // Release drops the lock. Closing the descriptor is what releases it, as
 // process death would.
-func (l *JobLock) Release() error { return l.file.Close() }
+func (l *Lock) Release() error { return l.file.Close() }
 
 // JobLockHeld reports whether a live process holds job.lock. It does not
 // block. A missing lock file means no job-signal ever ran here.
-func (d *Dir) JobLockHeld() (bool, error) {
-	f, err := openNoFollow(d.join(JobLockFile), os.O_RDONLY)
+func (d *Dir) JobLockHeld() (bool, error) { return d.lockHeld(JobLockFile) }
+
+// SidecarAlive reports whether the sidecar-watch that wrote s still runs.
+// It can only tell where its lock is honoured (s.Liveness is flock); it
+// says true otherwise.
+func (d *Dir) SidecarAlive(s SidecarState) bool {
+	if s.Liveness != LivenessFlock {
+		return true
+	}
+	held, err := d.lockHeld(SidecarLockFile(s.Name))
+	return held || err != nil
+}
+
+func (d *Dir) lockHeld(file string) (bool, error) {
+	f, err := openNoFollow(d.join(file), os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}

@@ -51,5 +51,8 @@ func ParseNames(list []string) ([]string, error) {
 			}
 		}
 	}
+	if joined := len(strings.Join(names, ",")); joined > maxValueLen {
+		return nil, fmt.Errorf("%d names take %d bytes when joined; at most %d fit in a state file", len(names), joined, maxValueLen)
+	}
 	return names, nil
 }

@@ -1,6 +1,7 @@
 package signalfs
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -26,7 +27,11 @@ func TestParseNames(t *testing.T) {
 	if err != nil || strings.Join(got, " ") != "a b c" {
 		t.Errorf("got %v, %v", got, err)
 	}
-	for _, bad := range [][]string{{"a,,b"}, {"a,"}, {"a,B"}} {
+	var many []string
+	for i := 0; i < 30; i++ {
+		many = append(many, fmt.Sprintf("sidecar-number-%02d-with-a-long-descriptive-name", i))
+	}
+	for _, bad := range [][]string{{"a,,b"}, {"a,"}, {"a,B"}, many} {
 		if _, err := ParseNames(bad); err == nil {
 			t.Errorf("ParseNames(%q): want an error", bad)
 		}

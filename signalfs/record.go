@@ -33,16 +33,23 @@ type record struct {
 	version int
 	keys    []string
 	values  map[string]string
+	err     error // the first value set that cannot be stored
 }
 
 func newRecord(kind string) *record {
 	return &record{kind: kind, version: ProtocolVersion, values: map[string]string{}}
 }
 
-// set adds a field; empty values are left out of the file.
+// set adds a field; empty values are left out of the file. A value that
+// cannot be stored as it is (too long, a control character) makes encode
+// fail: structured values (names, numbers) are never cut short, since a
+// reader would then reject the whole file.
 func (r *record) set(key, value string) {
 	if value == "" {
 		return
+	}
+	if err := checkValue(value); err != nil && r.err == nil {
+		r.err = fmt.Errorf("%s: %w", key, err)
 	}
 	if _, dup := r.values[key]; !dup {
 		r.keys = append(r.keys, key)
@@ -50,13 +57,23 @@ func (r *record) set(key, value string) {
 	r.values[key] = value
 }
 
-func (r *record) encode() []byte {
+// setText adds free text (a message, an error from elsewhere), made safe
+// to store: one line, printable, cut to the length limit.
+func (r *record) setText(key, value string) { r.set(key, sanitizeValue(value)) }
+
+func (r *record) encode() ([]byte, error) {
+	if r.err != nil {
+		return nil, fmt.Errorf("encode %s state: %w", r.kind, r.err)
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s v%d %s\n", magic, r.version, r.kind)
 	for _, k := range r.keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, sanitizeValue(r.values[k]))
+		fmt.Fprintf(&b, "%s=%s\n", k, r.values[k])
 	}
-	return b.Bytes()
+	if b.Len() > MaxMarkerSize {
+		return nil, fmt.Errorf("encode %s state: %d bytes, more than the %d allowed", r.kind, b.Len(), MaxMarkerSize)
+	}
+	return b.Bytes(), nil
 }
 
 // sanitizeValue makes any string safe to store as a value: one line,

@@ -90,14 +90,14 @@ func (j JobState) MarshalText() ([]byte, error) {
 	r.set("updated", formatTime(j.Updated))
 	if j.Phase == JobDone {
 		r.set("exit-code", strconv.Itoa(j.ExitCode))
-		r.set("reason", j.Reason)
-		r.set("signal", j.Signal)
+		r.setText("reason", j.Reason)
+		r.setText("signal", j.Signal)
 		if j.Terminating {
 			r.set("terminating", "true")
 		}
-		r.set("message", j.Message)
+		r.setText("message", j.Message)
 	}
-	return r.encode(), nil
+	return r.encode()
 }
 
 // UnmarshalText parses job.state content, rejecting anything malformed.
@@ -172,8 +172,9 @@ func (p SidecarPhase) Gone() bool { return p == SidecarStopped || p == SidecarFa
 type SidecarState struct {
 	Name      string
 	Phase     SidecarPhase
-	PID       int // sidecar-watch's PID
-	ChildPID  int // the sidecar command's PID while it runs
+	PID       int    // sidecar-watch's PID
+	ChildPID  int    // the sidecar command's PID while it runs
+	Liveness  string // flock: sidecar-watch holds sidecar-NAME.lock; none
 	Restarts  int
 	After     []string
 	StopAfter []string
@@ -192,6 +193,7 @@ func (s SidecarState) MarshalText() ([]byte, error) {
 	r := newRecord(kindSidecar)
 	r.set("name", s.Name)
 	r.set("phase", string(s.Phase))
+	r.set("liveness", s.Liveness)
 	r.set("pid", itoaNonZero(s.PID))
 	r.set("child-pid", itoaNonZero(s.ChildPID))
 	r.set("restarts", strconv.Itoa(s.Restarts))
@@ -200,9 +202,9 @@ func (s SidecarState) MarshalText() ([]byte, error) {
 	if s.ExitCode >= 0 {
 		r.set("exit-code", strconv.Itoa(s.ExitCode))
 	}
-	r.set("last-error", s.LastError)
+	r.setText("last-error", s.LastError)
 	r.set("updated", formatTime(s.Updated))
-	return r.encode(), nil
+	return r.encode()
 }
 
 // UnmarshalText parses sidecar state content, rejecting anything malformed.
@@ -230,6 +232,8 @@ func (s *SidecarState) UnmarshalText(data []byte) error {
 		string(SidecarRestarting), string(SidecarStopping), string(SidecarStopped), string(SidecarFailed))
 	collect(err)
 	out.Phase = SidecarPhase(phase)
+	out.Liveness, err = r.oneOf("liveness", false, LivenessFlock, LivenessNone)
+	collect(err)
 	out.PID, err = r.integer("pid", false, 1, 1<<22)
 	collect(err)
 	out.ChildPID, err = r.integer("child-pid", false, 1, 1<<22)

@@ -208,3 +208,25 @@ func FuzzParseSidecar(f *testing.F) {
 		}
 	})
 }
+
+// Structured values are never cut short (a reader would reject the file):
+// encoding fails instead. Free text is cut.
+func TestEncodeRefusesOverlongLists(t *testing.T) {
+	long := strings.Repeat("a", 60)
+	var names []string
+	for i := 0; i < 20; i++ {
+		names = append(names, long)
+	}
+	if _, err := (JobState{Attempt: 1, Phase: JobWaiting, RestartPolicy: RestartNever, WaitFor: names}).MarshalText(); err == nil {
+		t.Fatal("want an error for a wait-for list over the value limit")
+	}
+	data, err := JobState{Attempt: 1, Phase: JobDone, RestartPolicy: RestartNever, Reason: ReasonError,
+		Message: strings.Repeat("x", 5000)}.MarshalText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s JobState
+	if err := s.UnmarshalText(data); err != nil || !strings.HasSuffix(s.Message, "...") {
+		t.Fatalf("long message: %v, %q", err, s.Message)
+	}
+}

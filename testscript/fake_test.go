@@ -1,6 +1,7 @@
 package scripttest
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"net"
@@ -41,6 +42,7 @@ func fakeMain(args []string) int {
 		counter    = fs.String("counter", "", "file counting runs, for -crash")
 		printEnv   = fs.String("print-env", "", "print the value of this environment variable")
 		orphanOf   = fs.String("double-fork-child", "", "(internal) the intermediate of -double-fork")
+		readLine   = fs.Bool("read-line", false, "read a line from stdin, print it and exit")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -77,6 +79,14 @@ func fakeMain(args []string) int {
 			fmt.Fprintf(os.Stderr, "fake: crashing on purpose (run %d of %d)\n", n, *crashes)
 			return 1
 		}
+	}
+	if *readLine {
+		line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Printf("read: %s", line)
+		return 0
 	}
 	if *printEnv != "" {
 		fmt.Printf("%s=%s\n", *printEnv, os.Getenv(*printEnv))

@@ -10,8 +10,11 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/job-signal/job-signal/signalfs"
 )
 
 // Exit codes of the wrappers themselves. A wrapped command's own code is
@@ -85,7 +88,8 @@ type exitPanic struct{ code int }
 // Main parses args into grammar and runs the selected command with run. It
 // returns the exit code; it never calls os.Exit, so tests can run it
 // in-process.
-func Main(program, description string, grammar any, args []string, stdout, stderr io.Writer, run func(*kong.Context) error) (code int) {
+// onParseError, if not nil, is told about arguments that do not parse.
+func Main(program, description string, grammar any, args []string, stdout, stderr io.Writer, onParseError func(error), run func(*kong.Context) error) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			if e, ok := p.(exitPanic); ok {
@@ -101,6 +105,7 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitPanic{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
+		kong.Vars{"dir": signalfs.DefaultDir},
 	)
 	if err != nil {
 		// The grammar is ours: a mistake in it is a bug.
@@ -108,6 +113,9 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
+		if onParseError != nil {
+			onParseError(err)
+		}
 		fmt.Fprintf(stderr, "%s: error: %s\n", program, err)
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", program)
 		return ExitUsage
@@ -149,7 +157,9 @@ func TerminationLog(path, message string, log *slog.Logger) {
 	if path == "" {
 		return
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	// Never create it, follow a link, or block on a FIFO: it is the
+	// kubelet's file or nothing.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		log.Debug("termination log not written", "path", path, "err", err)
 		return

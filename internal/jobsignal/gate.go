@@ -50,7 +50,7 @@ func (r *runner) readyGate(waitFor []string) error {
 			var failed []notReady
 			pending, failed = r.checkReady(waitFor, ready)
 			if len(failed) > 0 {
-				err := fmt.Errorf("sidecar gone before COMMAND could start: %s; COMMAND was not started and the sidecars were told to stop", list(failed))
+				err := fmt.Errorf("sidecar gone before COMMAND could start: %s; COMMAND was not started and %s", list(failed), r.sidecarsFate())
 				return r.finish(cli.ExitFailure, signalfs.ReasonSidecarFailed, "", err)
 			}
 			if len(pending) == 0 {
@@ -58,11 +58,11 @@ func (r *runner) readyGate(waitFor []string) error {
 				return nil
 			}
 		case <-timeout:
-			err := fmt.Errorf("--ready-timeout %s passed with sidecars not ready: %s; COMMAND was not started and the sidecars were told to stop", r.cfg.ReadyTimeout, list(pending))
+			err := fmt.Errorf("--ready-timeout %s passed with sidecars not ready: %s; COMMAND was not started and %s", r.cfg.ReadyTimeout, list(pending), r.sidecarsFate())
 			return r.finish(cli.ExitFailure, signalfs.ReasonReadyTimeout, "", err)
 		case s := <-r.signals:
 			sig := s.(syscall.Signal)
-			if sig == syscall.SIGHUP || sig == syscall.SIGUSR1 || sig == syscall.SIGUSR2 {
+			if !proc.IsTermination(sig) {
 				r.log.Info("ignoring signal: COMMAND has not started", "signal", proc.SignalName(sig))
 				continue
 			}
@@ -71,6 +71,15 @@ func (r *runner) readyGate(waitFor []string) error {
 			return r.finish(128+int(sig), signalfs.ReasonInterrupted, proc.SignalName(sig), err)
 		}
 	}
+}
+
+// sidecarsFate says what a failed gate means for the sidecars: under
+// OnFailure the kubelet restarts the main container, which will need them.
+func (r *runner) sidecarsFate() string {
+	if r.cfg.RestartPolicy == signalfs.RestartOnFailure {
+		return "the sidecars stay up for the next attempt (--restart-policy OnFailure)"
+	}
+	return "the sidecars were told to stop"
 }
 
 // checkReady reads the state of each sidecar in waitFor. It returns those
@@ -84,6 +93,8 @@ func (r *runner) checkReady(waitFor []string, ready map[string]bool) (pending, f
 			pending = append(pending, notReady{name, err.Error()})
 		case !found:
 			pending = append(pending, notReady{name, fmt.Sprintf("no state yet: is a sidecar-watch running with --name %s and --dir %s?", name, r.cfg.Dir)})
+		case !s.Phase.Gone() && !r.dir.SidecarAlive(s):
+			pending = append(pending, notReady{name, phaseWhy(s) + ", but its sidecar-watch is not running (container died?)"})
 		case s.Phase == signalfs.SidecarReady:
 			if !ready[name] {
 				ready[name] = true

@@ -1,7 +1,6 @@
 package jobsignal
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -76,6 +75,9 @@ func copyExecutable(src, dst string) (n int64, err error) {
 	if n, err = io.Copy(tmp, in); err != nil {
 		return 0, fmt.Errorf("copy to %s: %w", dst, err)
 	}
+	if n != info.Size() {
+		return 0, fmt.Errorf("copy to %s: %d of %d bytes", dst, n, info.Size())
+	}
 	if err = tmp.Chmod(0o755); err != nil {
 		return 0, err
 	}
@@ -84,9 +86,6 @@ func copyExecutable(src, dst string) (n int64, err error) {
 	}
 	if err = os.Rename(tmp.Name(), dst); err != nil {
 		return 0, err
-	}
-	if n != info.Size() {
-		return n, errors.New("short copy")
 	}
 	return n, nil
 }

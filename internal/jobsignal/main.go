@@ -7,10 +7,12 @@ package jobsignal
 import (
 	"io"
 	"os"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/job-signal/job-signal/internal/cli"
+	"github.com/job-signal/job-signal/signalfs"
 )
 
 const description = `Run a Kubernetes Job's main command so that its sidecars (wrapped by
@@ -60,9 +62,57 @@ func (VersionCmd) Run(env *cli.Env) error {
 // its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	var c CLI
-	return cli.Main("job-signal", description, &c, args, stdout, stderr, func(k *kong.Context) error {
+	args = withRunCommand(args)
+	onParseError := func(err error) {
+		if args[0] == "run" {
+			recordEarlyFailure(dirFromArgs(args), cli.ExitUsage, err)
+		}
+	}
+	return cli.Main("job-signal", description, &c, args, stdout, stderr, onParseError, func(k *kong.Context) error {
 		return k.Run(&cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr})
 	})
+}
+
+// subcommands are job-signal's commands, as the first argument.
+var subcommands = map[string]bool{"run": true, "install": true, "status": true, "version": true}
+
+// withRunCommand makes the default command explicit. kong would otherwise
+// take a COMMAND named like a subcommand after "--" (job-signal -- status)
+// for that subcommand. Without a "--", a first argument that is not a
+// subcommand (a flag, or COMMAND itself) also means run.
+func withRunCommand(args []string) []string {
+	for _, a := range args {
+		if subcommands[a] {
+			return args
+		}
+		if a == "--" {
+			break
+		}
+	}
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		return args // the overview, not run's help
+	}
+	return append([]string{"run"}, args...)
+}
+
+// dirFromArgs finds the directory a run that could not be parsed meant,
+// so that its failure can still be recorded there.
+func dirFromArgs(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--dir="); ok {
+			return v
+		}
+		if a == "--dir" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	if v := os.Getenv("JOB_SIGNAL_DIR"); v != "" {
+		return v
+	}
+	return signalfs.DefaultDir
 }
 
 // MainOS is Main with the process's own arguments and streams.

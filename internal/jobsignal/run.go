@@ -17,7 +17,7 @@ import (
 
 // RunCmd runs the Job's main command.
 type RunCmd struct {
-	Dir           string        `name:"dir" default:"/var/run/job-signal" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared with the sidecars (an emptyDir mounted in every container). Created if missing (default ${default})."`
+	Dir           string        `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared with the sidecars (an emptyDir mounted in every container). Created if missing (default ${default})."`
 	WaitFor       []string      `name:"wait-for" sep:"none" env:"JOB_SIGNAL_WAIT_FOR" placeholder:"NAME,..." help:"Sidecars (their sidecar-watch --name) that must be ready before COMMAND starts."`
 	ReadyTimeout  time.Duration `name:"ready-timeout" default:"5m" env:"JOB_SIGNAL_READY_TIMEOUT" placeholder:"DURATION" help:"Give up waiting for --wait-for after this long (default ${default}; 0: wait for ever). COMMAND then never runs, the sidecars are told to stop, and the error names each sidecar that was not ready and why."`
 	RestartPolicy string        `name:"restart-policy" enum:"Never,OnFailure" default:"Never" env:"JOB_SIGNAL_RESTART_POLICY" help:"The Pod's restartPolicy: Never or OnFailure. Under OnFailure a failed attempt leaves the sidecars running for the next one."`
@@ -27,7 +27,7 @@ type RunCmd struct {
 	PollInterval  time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" help:"How often to look at the directory when polling (default ${default})."`
 	TermLog       string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if the file exists and is writable (default ${default}; empty: do not)."`
 
-	Command []string `arg:"" optional:"" passthrough:"" name:"COMMAND" help:"The main command and its arguments. Put '--' before it when it starts with '-' or is named like a job-signal subcommand."`
+	Command []string `arg:"" optional:"" passthrough:"partial" name:"COMMAND" help:"The main command and its arguments. Put '--' before it when it starts with '-' or is named like a job-signal subcommand."`
 }
 
 // check validates what kong's tags cannot; errors name the flag and are
@@ -56,8 +56,8 @@ type runner struct {
 	state   signalfs.JobState
 	signals chan os.Signal
 	started time.Time
-	// terminating is set once job-signal has been told to stop (TERM or
-	// INT): the Pod is going away, so even a failure under OnFailure ends
+	// terminating is set once job-signal has been told to stop (TERM, INT
+	// or QUIT): the Pod is going away, so even a failure under OnFailure ends
 	// the sidecars.
 	terminating bool
 }
@@ -72,6 +72,7 @@ func (c *RunCmd) Run(env *cli.Env) error {
 	defer signal.Stop(signals)
 
 	if err := c.check(); err != nil {
+		recordEarlyFailure(c.Dir, cli.ExitUsage, err)
 		return cli.Exit(cli.ExitUsage, err)
 	}
 	log := env.Log
@@ -110,6 +111,10 @@ func (c *RunCmd) Run(env *cli.Env) error {
 		log.Warn("previous job state unreadable; starting from attempt 1", "err", err)
 	case found:
 		r.state.Attempt = previous.Attempt + 1
+		if previous.Phase == signalfs.JobDone && previous.RestartPolicy == signalfs.RestartNever && c.RestartPolicy == signalfs.RestartNever {
+			log.Warn("a previous attempt finished here under --restart-policy Never, so its sidecars have stopped; if the Pod's restartPolicy is OnFailure, pass --restart-policy OnFailure",
+				"previous_attempt", previous.Attempt, "previous_exit_code", previous.ExitCode)
+		}
 	}
 	if err := r.write(); err != nil {
 		return cli.Failf("--dir %s is not usable: %w (it must be writable by uid %d)", c.Dir, err, os.Getuid())
@@ -132,7 +137,8 @@ func (r *runner) write() error {
 // runCommand starts COMMAND, forwards signals until it ends, and writes the
 // done marker with its exit code.
 func (r *runner) runCommand(command []string) error {
-	child, err := proc.Start(command, proc.Options{})
+	foreground := proc.OwnsTerminal()
+	child, err := proc.Start(command, proc.Options{Foreground: foreground})
 	if err != nil {
 		var execErr *proc.ExecError
 		if !errors.As(err, &execErr) {
@@ -157,6 +163,9 @@ func (r *runner) runCommand(command []string) error {
 		case sig := <-r.signals:
 			r.forward(child, sig.(syscall.Signal))
 		case <-child.Done():
+			if foreground {
+				proc.ReclaimTerminal()
+			}
 			status := child.Status()
 			reason, sigName := signalfs.ReasonExited, ""
 			if status.Signal != 0 {
@@ -168,7 +177,7 @@ func (r *runner) runCommand(command []string) error {
 }
 
 func (r *runner) forward(child *proc.Child, sig syscall.Signal) {
-	if sig == syscall.SIGTERM || sig == syscall.SIGINT {
+	if proc.IsTermination(sig) {
 		r.terminating = true
 	}
 	send, target := child.Signal, "command"
@@ -232,4 +241,30 @@ func describe(reason, sigName string) string {
 	default:
 		return "failed"
 	}
+}
+
+// recordEarlyFailure writes a done marker for a job-signal that fails
+// before it can start (a usage error): without one, the sidecars would wait
+// for ever for a job that will never run. The failure repeats on every
+// restart, so the marker is final (restart policy Never) whatever the
+// Pod's policy. Best effort: only into an existing directory, and never
+// while another job-signal holds the lock.
+func recordEarlyFailure(dirPath string, code int, cause error) {
+	dir, err := signalfs.Open(dirPath, false)
+	if err != nil {
+		return
+	}
+	lock, err := dir.LockJob(context.Background(), 0)
+	if err != nil {
+		return
+	}
+	defer lock.Release()
+	attempt := 1
+	if previous, found, err := dir.ReadJob(); err == nil && found {
+		attempt = previous.Attempt + 1
+	}
+	now := time.Now()
+	dir.WriteJob(signalfs.JobState{Attempt: attempt, Phase: signalfs.JobDone, PID: os.Getpid(),
+		RestartPolicy: signalfs.RestartNever, Liveness: signalfs.LivenessFlock, Started: now, Updated: now,
+		ExitCode: code, Reason: signalfs.ReasonError, Message: "job-signal: " + cause.Error()})
 }

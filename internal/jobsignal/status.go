@@ -15,7 +15,7 @@ import (
 // StatusCmd prints what the shared directory says, for a person at
 // kubectl exec.
 type StatusCmd struct {
-	Dir  string `name:"dir" default:"/var/run/job-signal" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"The shared directory."`
+	Dir  string `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"The shared directory."`
 	JSON bool   `name:"json" help:"Print JSON instead of text."`
 }
 
@@ -32,7 +32,8 @@ type Status struct {
 type JobStatus struct {
 	Attempt       int       `json:"attempt"`
 	Phase         string    `json:"phase"`
-	Alive         bool      `json:"alive"` // job-signal holds job.lock
+	Alive         bool      `json:"alive"`    // job-signal holds job.lock
+	Liveness      string    `json:"liveness"` // flock, or none: Alive cannot be known
 	RestartPolicy string    `json:"restartPolicy"`
 	WaitFor       []string  `json:"waitFor,omitempty"`
 	Started       time.Time `json:"started"`
@@ -82,7 +83,7 @@ func collectStatus(dir *signalfs.Dir) Status {
 		if err != nil {
 			st.Errors = append(st.Errors, err.Error())
 		}
-		js := &JobStatus{Attempt: job.Attempt, Phase: string(job.Phase), Alive: alive, RestartPolicy: job.RestartPolicy,
+		js := &JobStatus{Attempt: job.Attempt, Phase: string(job.Phase), Alive: alive, Liveness: job.Liveness, RestartPolicy: job.RestartPolicy,
 			WaitFor: job.WaitFor, Started: job.Started, Updated: job.Updated}
 		if job.Phase == signalfs.JobDone {
 			code := job.ExitCode
@@ -149,7 +150,7 @@ func (st Status) jobLine(j *JobStatus) string {
 			line += ": " + j.Message
 		}
 		return line
-	case !j.Alive:
+	case !j.Alive && j.Liveness == signalfs.LivenessFlock:
 		return fmt.Sprintf("%s, but job-signal is not running (killed without writing done?)", j.Phase)
 	case j.Phase == string(signalfs.JobRunning):
 		return fmt.Sprintf("running for %s", st.age(j.Updated))

@@ -40,6 +40,9 @@ func (e *ExecError) Unwrap() error { return e.Err }
 type Options struct {
 	Env    []string // nil: this process's environment
 	Dir    string
+	// Foreground makes the child's process group the foreground group of
+	// the terminal on stdin (see OwnsTerminal).
+	Foreground bool
 	Stdin  *os.File
 	Stdout *os.File
 	Stderr *os.File
@@ -99,7 +102,7 @@ func Start(argv []string, opts Options) (*Child, error) {
 		Dir:   opts.Dir,
 		Env:   env,
 		Files: []uintptr{fdOf(opts.Stdin, 0), fdOf(opts.Stdout, 1), fdOf(opts.Stderr, 2)},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Foreground: opts.Foreground, Ctty: 0},
 	}
 	c := &Child{done: make(chan struct{})}
 	start := func() error {

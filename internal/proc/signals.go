@@ -16,6 +16,13 @@ var Forwarded = []syscall.Signal{
 	unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
 }
 
+// IsTermination reports whether sig asks the process to end: TERM (the
+// kubelet's default), INT, or QUIT (the STOPSIGNAL of images such as nginx
+// and php-fpm, which the runtime sends instead of TERM).
+func IsTermination(sig syscall.Signal) bool {
+	return sig == unix.SIGTERM || sig == unix.SIGINT || sig == unix.SIGQUIT
+}
+
 // ForwardedSignals is Forwarded as os.Signal values, for signal.Notify.
 func ForwardedSignals() []os.Signal {
 	out := make([]os.Signal, len(Forwarded))

@@ -43,7 +43,7 @@ type Cmd struct {
 	cli.LogOptions
 
 	Name string `name:"name" required:"" env:"SIDECAR_WATCH_NAME" placeholder:"NAME" help:"This sidecar's name, as job-signal --wait-for and other sidecars' --after/--stop-after refer to it: a DNS label such as 'proxy'."`
-	Dir  string `name:"dir" default:"/var/run/job-signal" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared with job-signal and the other sidecars (default ${default}). Created if missing."`
+	Dir  string `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared with job-signal and the other sidecars (default ${default}). Created if missing."`
 
 	ReadyTCP      string        `name:"ready-tcp" xor:"ready" env:"SIDECAR_WATCH_READY_TCP" placeholder:"HOST:PORT" help:"Ready once HOST:PORT accepts a TCP connection."`
 	ReadyHTTP     string        `name:"ready-http" xor:"ready" env:"SIDECAR_WATCH_READY_HTTP" placeholder:"URL" help:"Ready once a GET of URL answers 2xx."`
@@ -55,6 +55,8 @@ type Cmd struct {
 	AfterTimeout     time.Duration `name:"after-timeout" default:"5m" env:"SIDECAR_WATCH_AFTER_TIMEOUT" placeholder:"DURATION" help:"Give up waiting for --after sidecars after this long (default ${default}; 0: no limit)."`
 	StopAfter        []string      `name:"stop-after" sep:"none" env:"SIDECAR_WATCH_STOP_AFTER" placeholder:"NAME,..." help:"When the job is done, stop only after these sidecars have stopped (a proxy stops last)."`
 	StopAfterTimeout time.Duration `name:"stop-after-timeout" default:"30s" env:"SIDECAR_WATCH_STOP_AFTER_TIMEOUT" placeholder:"DURATION" help:"Stop anyway when --stop-after sidecars have not stopped after this long (default ${default})."`
+
+	JobStartTimeout time.Duration `name:"job-start-timeout" default:"0s" env:"SIDECAR_WATCH_JOB_START_TIMEOUT" placeholder:"DURATION" help:"Stop the sidecar and fail when no job-signal has written its state in the directory after this long (default 0: no limit; the Job's activeDeadlineSeconds bounds a Pod whose main container never starts). A warning is logged after a minute either way."`
 
 	StopSignal  string        `name:"stop-signal" default:"TERM" env:"SIDECAR_WATCH_STOP_SIGNAL" placeholder:"SIGNAL" help:"Signal that stops the sidecar: TERM, INT, QUIT, HUP, USR1, USR2 or KILL, with or without SIG (default ${default})."`
 	Grace       time.Duration `name:"grace" default:"10s" env:"SIDECAR_WATCH_GRACE" placeholder:"DURATION" help:"How long the sidecar may take to exit after --quit-url or --stop-signal before the next step (then SIGKILL to its process group). Also how long a terminating Pod's sidecar keeps serving while the job finishes (default ${default})."`
@@ -70,7 +72,7 @@ type Cmd struct {
 	PollInterval time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" help:"How often to look at the directory when polling (default ${default})."`
 	TermLog      string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if it exists and is writable (empty: do not)."`
 
-	Command []string `arg:"" optional:"" passthrough:"" name:"COMMAND" help:"The sidecar's command and its arguments; put '--' before it."`
+	Command []string `arg:"" optional:"" passthrough:"partial" name:"COMMAND" help:"The sidecar's command and its arguments; put '--' before it."`
 
 	// Parsed forms, set by check.
 	after, stopAfter []string
@@ -127,6 +129,7 @@ func (c *Cmd) check() error {
 		{"--after-timeout", c.AfterTimeout, false},
 		{"--stop-after-timeout", c.StopAfterTimeout, false},
 		{"--grace", c.Grace, false},
+		{"--job-start-timeout", c.JobStartTimeout, false},
 		{"--quit-timeout", c.QuitTimeout, true},
 		{"--restart-backoff", c.RestartBackoff, true},
 		{"--restart-backoff-max", c.RestartBackoffMax, true},
@@ -156,7 +159,7 @@ func (c *Cmd) names(flag string, list []string) ([]string, error) {
 // its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	var c Cmd
-	return cli.Main("sidecar-watch", description, &c, args, stdout, stderr, func(*kong.Context) error {
+	return cli.Main("sidecar-watch", description, &c, args, stdout, stderr, nil, func(*kong.Context) error {
 		if err := c.check(); err != nil {
 			return cli.Exit(cli.ExitUsage, err)
 		}

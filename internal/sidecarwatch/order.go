@@ -76,6 +76,8 @@ func (s *watch) pendingAfter() ([]string, error) {
 			pending = append(pending, name+" (no state yet)")
 		case st.Phase == signalfs.SidecarFailed:
 			return nil, fmt.Errorf("--after: sidecar %s failed and will not become ready: %s", name, st.LastError)
+		case !s.dir.SidecarAlive(st):
+			pending = append(pending, fmt.Sprintf("%s (%s, but its sidecar-watch is not running: container died?)", name, st.Phase))
 		case st.Phase != signalfs.SidecarReady:
 			pending = append(pending, fmt.Sprintf("%s (%s)", name, st.Phase))
 		}
@@ -117,7 +119,10 @@ func (s *watch) waitStopAfter() {
 				return false
 			case !found:
 				s.logOnce("stop-after-missing:"+name, "--stop-after sidecar has no state: not running, not waiting for it", "name", name)
-			case !st.Phase.Gone():
+			case st.Phase.Gone():
+			case !s.dir.SidecarAlive(st):
+				s.logOnce("stop-after-dead:"+name, "--stop-after sidecar's sidecar-watch is not running (container died?): not waiting for it", "name", name)
+			default:
 				return false
 			}
 		}
@@ -163,7 +168,7 @@ func (s *watch) findCycle(edges func(signalfs.SidecarState) []string, mine []str
 		if name != s.cfg.Name {
 			st, found, err := s.dir.ReadSidecar(name)
 			next = nil
-			if found && err == nil {
+			if found && err == nil && s.dir.SidecarAlive(st) {
 				next = edges(st)
 			}
 		}

@@ -43,9 +43,24 @@ type watch struct {
 	termDeadline <-chan time.Time
 	// lockFree fires when job.lock is released; non-nil while waiting.
 	lockFree <-chan error
+	// Until job-signal has written job.state: a warning after a minute,
+	// and --job-start-timeout. Both are stopped once it has.
+	jobStartWarn, jobStartDeadline *time.Timer
 	// logged remembers messages already logged, so a state seen on every
 	// event is reported once.
 	logged map[string]bool
+}
+
+// jobStartWarning is how long sidecar-watch waits for job-signal's first
+// state before it says that something may be wrong.
+const jobStartWarning = time.Minute
+
+// timerC is t's channel, or nil (never ready) for no timer.
+func timerC(t *time.Timer) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
 }
 
 // errTerminated ends a wait because the Pod is terminating.
@@ -62,9 +77,19 @@ func (c *Cmd) Run(env *cli.Env) error {
 	if err != nil {
 		return cli.Failf("--dir %s: %w", c.Dir, err)
 	}
+	// Held for life: readers learn from its release that this
+	// sidecar-watch died (an OOM kill of its container) without a word.
+	lock, err := dir.LockSidecar(context.Background(), c.Name, 5*time.Second)
+	if err != nil {
+		return cli.Failf("--name %s, --dir %s: %w", c.Name, c.Dir, err)
+	}
+	defer lock.Release()
 	s := &watch{cfg: c, log: env.Log, dir: dir, signals: signals, begun: time.Now(), backoff: c.RestartBackoff, logged: map[string]bool{}}
 	s.state = signalfs.SidecarState{Name: c.Name, Phase: signalfs.SidecarStarting, PID: os.Getpid(),
-		After: c.after, StopAfter: c.stopAfter, ExitCode: -1}
+		Liveness: signalfs.LivenessFlock, After: c.after, StopAfter: c.stopAfter, ExitCode: -1}
+	if !lock.Honoured {
+		s.state.Liveness = signalfs.LivenessNone
+	}
 	if len(c.after) > 0 {
 		s.state.Phase = signalfs.SidecarWaiting
 	}
@@ -85,6 +110,10 @@ func (c *Cmd) Run(env *cli.Env) error {
 	}
 	defer s.w.Close()
 	s.log.Info("sidecar-watch starting", "dir", c.Dir, "watch", s.w.Mode(), "after", c.after, "stop_after", c.stopAfter)
+	s.jobStartWarn = time.NewTimer(jobStartWarning)
+	if c.JobStartTimeout > 0 {
+		s.jobStartDeadline = time.NewTimer(c.JobStartTimeout)
+	}
 	err = s.run()
 	s.cancelProbe()
 	return err
@@ -155,6 +184,17 @@ func (s *watch) loop() error {
 			}
 		case <-s.termDeadline:
 			return s.stop(fmt.Sprintf("Pod terminating and the job not done within --grace %s", s.cfg.Grace))
+		case <-timerC(s.jobStartWarn):
+			s.jobStartWarn = nil
+			s.log.Warn("no job-signal has written its state yet: is the main container run by job-signal, with the same --dir?",
+				"dir", s.cfg.Dir, "waited", jobStartWarning, "job_start_timeout", s.cfg.JobStartTimeout)
+		case <-timerC(s.jobStartDeadline):
+			s.jobStartDeadline = nil
+			err := fmt.Errorf("--job-start-timeout %s: no job-signal wrote %s/job.state; is the main container run by job-signal, with the same --dir?", s.cfg.JobStartTimeout, s.cfg.Dir)
+			s.log.Error("giving up on the job", "err", err)
+			s.cancelProbe()
+			s.endChild()
+			return s.fail(cli.ExitFailure, err)
 		}
 	}
 }
@@ -162,12 +202,14 @@ func (s *watch) loop() error {
 // onSignal handles a signal sent to sidecar-watch; it reports whether it
 // began Pod termination.
 func (s *watch) onSignal(sig syscall.Signal) bool {
-	if sig == syscall.SIGTERM || sig == syscall.SIGINT {
+	if proc.IsTermination(sig) {
 		if s.terminating {
 			return false
 		}
 		s.terminating = true
 		s.termDeadline = time.After(s.cfg.Grace)
+		// No restarts while the Pod goes away.
+		s.restartAt = nil
 		s.log.Info("Pod terminating: the sidecar keeps serving until the job is done", "signal", proc.SignalName(sig), "at_most", s.cfg.Grace)
 		return true
 	}
@@ -185,7 +227,7 @@ func (s *watch) onSignal(sig syscall.Signal) bool {
 
 // start runs COMMAND and, when there is a readiness check, starts it.
 func (s *watch) start() error {
-	child, err := proc.Start(cli.Command(s.cfg.Command), proc.Options{})
+	child, err := proc.Start(cli.Command(s.cfg.Command), proc.Options{Foreground: proc.OwnsTerminal()})
 	if err != nil {
 		code := cli.ExitFailure
 		var execErr *proc.ExecError
@@ -262,6 +304,9 @@ func (s *watch) childExited() (err error, done bool) {
 	if stop, why := s.jobSaysStop(); stop {
 		return s.stop(why), true
 	}
+	if s.terminating {
+		return s.stopped("the sidecar exited while the Pod is terminating: " + status.String()), true
+	}
 	if s.cfg.Restart == "Never" {
 		s.log.Warn("sidecar ended by itself before the job was done; not restarting (--restart Never)", "status", status.String(), "ran", ran.Round(time.Millisecond))
 		if status.ExitCode() == 0 {
@@ -285,47 +330,74 @@ func (s *watch) childExited() (err error, done bool) {
 // jobSaysStop reads the job's state and decides whether the sidecar should
 // stop now, and why.
 func (s *watch) jobSaysStop() (bool, string) {
-	job, found, err := s.dir.ReadJob()
-	if err != nil {
-		s.logOnce("job-read:"+err.Error(), "cannot read the job's state; waiting for a valid one", "err", err)
+	job, found, err := s.readJob()
+	if err != nil || !found {
 		return false, ""
 	}
-	if !found {
-		return false, ""
-	}
-	if job.Phase == signalfs.JobDone {
-		code := fmt.Sprintf("attempt %d %s with exit code %d", job.Attempt, job.Reason, job.ExitCode)
-		if job.Final() {
-			return true, "job done: " + code
+	if job.Phase != signalfs.JobDone && job.Liveness == signalfs.LivenessFlock {
+		held, err := s.dir.JobLockHeld()
+		if err != nil {
+			s.logOnce("lock:"+err.Error(), "cannot check the job's lock", "err", err)
+			return false, ""
 		}
-		if s.terminating {
-			return true, "job done and Pod terminating: " + code
+		if held {
+			if s.lockFree == nil {
+				s.lockFree = s.dir.WaitJobLockFree()
+			}
+			return false, ""
 		}
-		s.logOnce(fmt.Sprintf("failed:%d", job.Attempt), "job attempt failed; staying up for the next attempt (restartPolicy OnFailure)", "attempt", job.Attempt, "exit_code", job.ExitCode)
-		return false, ""
-	}
-	if job.Liveness != signalfs.LivenessFlock {
-		return false, ""
-	}
-	held, err := s.dir.JobLockHeld()
-	if err != nil {
-		s.logOnce("lock:"+err.Error(), "cannot check the job's lock", "err", err)
-		return false, ""
-	}
-	if held {
-		if s.lockFree == nil {
-			s.lockFree = s.dir.WaitJobLockFree()
+		// The lock is free. job-signal writes done before it lets go, so
+		// read again: it may have finished since the first read.
+		if job, found, err = s.readJob(); err != nil || !found {
+			return false, ""
 		}
+		if job.Phase != signalfs.JobDone {
+			return s.jobLost(job)
+		}
+	}
+	if job.Phase != signalfs.JobDone {
 		return false, ""
 	}
-	// The lock is free but no done marker: job-signal died without writing
-	// it (SIGKILL, OOM kill of its container).
+	code := fmt.Sprintf("attempt %d %s with exit code %d", job.Attempt, job.Reason, job.ExitCode)
+	if job.Final() {
+		return true, "job done: " + code
+	}
+	if s.terminating {
+		return true, "job done and Pod terminating: " + code
+	}
+	s.logOnce(fmt.Sprintf("failed:%d", job.Attempt), "job attempt failed; staying up for the next attempt (restartPolicy OnFailure)", "attempt", job.Attempt, "exit_code", job.ExitCode)
+	return false, ""
+}
+
+// jobLost decides what a job-signal that died without writing done (its
+// lock is free, its state not done: SIGKILL, an OOM kill of its container)
+// means for the sidecar.
+func (s *watch) jobLost(job signalfs.JobState) (bool, string) {
 	why := fmt.Sprintf("job-signal (attempt %d) died without writing done: killed or OOM-killed", job.Attempt)
 	if job.RestartPolicy != signalfs.RestartOnFailure || s.terminating {
 		return true, why
 	}
 	s.logOnce(fmt.Sprintf("lost:%d", job.Attempt), why+"; staying up for the next attempt (restartPolicy OnFailure)")
 	return false, ""
+}
+
+// readJob reads job.state, logging (once per distinct error) why it cannot.
+func (s *watch) readJob() (signalfs.JobState, bool, error) {
+	job, found, err := s.dir.ReadJob()
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		s.logOnceAt(slog.LevelError, "job-read:"+err.Error(), "cannot read the job's state: the containers must run as the same user or share a group (the Pod's fsGroup)", "err", err)
+	case err != nil:
+		s.logOnce("job-read:"+err.Error(), "cannot read the job's state; waiting for a valid one", "err", err)
+	case found && s.jobStartWarn != nil:
+		s.jobStartWarn.Stop()
+		s.jobStartWarn = nil
+		if s.jobStartDeadline != nil {
+			s.jobStartDeadline.Stop()
+			s.jobStartDeadline = nil
+		}
+	}
+	return job, found, err
 }
 
 func (s *watch) write() error {
@@ -338,11 +410,15 @@ func (s *watch) write() error {
 }
 
 func (s *watch) logOnce(key, msg string, args ...any) {
+	s.logOnceAt(slog.LevelWarn, key, msg, args...)
+}
+
+func (s *watch) logOnceAt(level slog.Level, key, msg string, args ...any) {
 	if s.logged[key] {
 		return
 	}
 	s.logged[key] = true
-	s.log.Warn(msg, args...)
+	s.log.Log(context.Background(), level, msg, args...)
 }
 
 // stopped ends sidecar-watch with exit code 0 after the sidecar is gone

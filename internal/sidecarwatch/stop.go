@@ -25,25 +25,30 @@ func (s *watch) stop(why string) error {
 		s.write()
 		s.waitStopAfter()
 	}
-	if s.child != nil {
-		s.stopChild()
-		if s.state.Phase != signalfs.SidecarStopping {
-			// Written after the signal, not before: nothing waits for
-			// "stopping", and the signal should leave as early as possible.
-			s.state.Phase = signalfs.SidecarStopping
-			s.write()
-		}
-		select {
-		case <-s.child.Done():
-			s.state.ExitCode = s.child.Status().ExitCode()
-		default:
-			// Stuck in the kernel even after SIGKILL (logged by
-			// stopChild): exiting is still right, the container's end
-			// takes it down.
-		}
-		s.child = nil
-	}
+	s.endChild()
 	return s.stopped(why)
+}
+
+// endChild stops the sidecar if it runs and records how it ended.
+func (s *watch) endChild() {
+	if s.child == nil {
+		return
+	}
+	s.stopChild()
+	if s.state.Phase != signalfs.SidecarStopping {
+		// Written after the signal, not before: nothing waits for
+		// "stopping", and the signal should leave as early as possible.
+		s.state.Phase = signalfs.SidecarStopping
+		s.write()
+	}
+	select {
+	case <-s.child.Done():
+		s.state.ExitCode = s.child.Status().ExitCode()
+	default:
+		// Stuck in the kernel even after SIGKILL (logged by stopChild):
+		// exiting is still right, the container's end takes it down.
+	}
+	s.child = nil
 }
 
 // stopChild asks the sidecar to quit (--quit-url, then --stop-signal to its
