@@ -5,8 +5,8 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"

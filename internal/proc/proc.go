@@ -38,14 +38,14 @@ func (e *ExecError) Unwrap() error { return e.Err }
 // process (descriptors 0, 1, 2), so the child writes straight to the
 // container's log without a copy in between.
 type Options struct {
-	Env    []string // nil: this process's environment
-	Dir    string
+	Env []string // nil: this process's environment
+	Dir string
 	// Foreground makes the child's process group the foreground group of
 	// the terminal on stdin (see OwnsTerminal).
 	Foreground bool
-	Stdin  *os.File
-	Stdout *os.File
-	Stderr *os.File
+	Stdin      *os.File
+	Stdout     *os.File
+	Stderr     *os.File
 }
 
 // Child is a started command. Its process group ID equals its PID.
