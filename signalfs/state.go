@@ -108,12 +108,8 @@ func (j *JobState) UnmarshalText(data []byte) error {
 	}
 	var s JobState
 	var phase string
-	errs := []error{}
-	collect := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
+	var first firstError
+	collect := first.keep
 	s.Attempt, err = r.integer("attempt", true, 1, 1<<30)
 	collect(err)
 	phase, err = r.oneOf("phase", true, string(JobWaiting), string(JobRunning), string(JobDone))
@@ -143,8 +139,8 @@ func (j *JobState) UnmarshalText(data []byte) error {
 		collect(err)
 		s.Message, _ = r.str("message", false)
 	}
-	if len(errs) > 0 {
-		return errs[0]
+	if first.err != nil {
+		return first.err
 	}
 	*j = s
 	return nil
@@ -215,12 +211,8 @@ func (s *SidecarState) UnmarshalText(data []byte) error {
 	}
 	var out SidecarState
 	var phase string
-	errs := []error{}
-	collect := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
+	var first firstError
+	collect := first.keep
 	out.Name, err = r.str("name", true)
 	collect(err)
 	if err == nil {
@@ -252,8 +244,8 @@ func (s *SidecarState) UnmarshalText(data []byte) error {
 	out.LastError, _ = r.str("last-error", false)
 	out.Updated, err = r.time("updated")
 	collect(err)
-	if len(errs) > 0 {
-		return errs[0]
+	if first.err != nil {
+		return first.err
 	}
 	*s = out
 	return nil
@@ -283,4 +275,14 @@ func itoaNonZero(n int) string {
 		return ""
 	}
 	return strconv.Itoa(n)
+}
+
+// firstError keeps the first of the errors it is given, so a parser can
+// read every field and report the first problem.
+type firstError struct{ err error }
+
+func (f *firstError) keep(err error) {
+	if f.err == nil {
+		f.err = err
+	}
 }

@@ -18,12 +18,8 @@ var errJobDone = errors.New("job done")
 // an error when the order can never be met: a sidecar waited for failed, a
 // cycle, or --after-timeout.
 func (s *watch) waitAfter() error {
-	var timeout <-chan time.Time
-	if s.cfg.AfterTimeout > 0 {
-		timer := time.NewTimer(s.cfg.AfterTimeout)
-		defer timer.Stop()
-		timeout = timer.C
-	}
+	timeout, stop := optionalTimer(s.cfg.AfterTimeout)
+	defer stop()
 	s.log.Info("waiting for sidecars to be ready before starting", "after", s.cfg.after, "timeout", s.cfg.AfterTimeout)
 	var pending []string
 	for {
@@ -91,12 +87,8 @@ func (s *watch) pendingAfter() ([]string, error) {
 // broken by stopping now: the job is done, and hanging the Pod would be
 // worse than stopping out of order.
 func (s *watch) waitStopAfter() {
-	var timeout <-chan time.Time
-	if s.cfg.StopAfterTimeout > 0 {
-		timer := time.NewTimer(s.cfg.StopAfterTimeout)
-		defer timer.Stop()
-		timeout = timer.C
-	}
+	timeout, stop := optionalTimer(s.cfg.StopAfterTimeout)
+	defer stop()
 	s.log.Info("waiting for sidecars to stop first", "stop_after", s.cfg.stopAfter, "timeout", s.cfg.StopAfterTimeout)
 	check := func() bool {
 		// Every sidecar that has not stopped will wait for its
@@ -182,4 +174,15 @@ func (s *watch) findCycle(edges func(signalfs.SidecarState) []string, mine []str
 		return nil
 	}
 	return visit(s.cfg.Name)
+}
+
+// optionalTimer returns a channel that fires once d has passed, or nil
+// (never ready) when d is 0, meaning no limit; and the function that
+// releases the timer.
+func optionalTimer(d time.Duration) (<-chan time.Time, func() bool) {
+	if d <= 0 {
+		return nil, func() bool { return false }
+	}
+	t := time.NewTimer(d)
+	return t.C, t.Stop
 }
