@@ -51,5 +51,9 @@ e2e:
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 
+# Randomized fault-injection soak (not part of make test). SOAK_LIFECYCLES, SOAK_SEED.
+soak:
+	$(GO) test -tags soak -count=1 -timeout 40m -v ./soak/
+
 clean:
 	rm -rf $(BIN)
