@@ -59,7 +59,8 @@
 // waiting, starting, ready, restarting, stopping, stopped, failed),
 // liveness (flock or none), pid,
 // child-pid, restarts, after, stop-after, exit-code (the command's last
-// exit), last-error (the last readiness failure or exit, for people and for
+// exit), terminating (true when it stopped because the Pod is terminating),
+// last-error (the last readiness failure or exit, for people and for
 // job-signal's ready-timeout error), updated.
 //
 // # Rules

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -28,8 +29,15 @@ type Lock struct {
 // sidecar that holds it briefly (sidecars take it, shared, only for an
 // instant after the previous holder died). A lock held longer belongs to
 // another job-signal on the same directory, which is a configuration error.
-func (d *Dir) LockJob(ctx context.Context, wait time.Duration) (*Lock, error) {
-	return d.lock(ctx, JobLockFile, wait, "another job-signal")
+// A job.lock that does not exist yet is created holding restartPolicy, so
+// that sidecars can tell what a job-signal that died before writing
+// job.state meant.
+func (d *Dir) LockJob(ctx context.Context, wait time.Duration, restartPolicy string) (*Lock, error) {
+	content, err := jobLockInfo{restartPolicy: restartPolicy}.MarshalText()
+	if err != nil {
+		return nil, err
+	}
+	return d.lock(ctx, JobLockFile, content, wait, "another job-signal")
 }
 
 // LockSidecar takes the exclusive lock on sidecar-NAME.lock, waiting up to
@@ -38,12 +46,20 @@ func (d *Dir) LockSidecar(ctx context.Context, name string, wait time.Duration) 
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	return d.lock(ctx, SidecarLockFile(name), wait, "another sidecar-watch --name "+name)
+	return d.lock(ctx, SidecarLockFile(name), nil, wait, "another sidecar-watch --name "+name)
 }
 
-func (d *Dir) lock(ctx context.Context, file string, wait time.Duration, holder string) (*Lock, error) {
+func (d *Dir) lock(ctx context.Context, file string, content []byte, wait time.Duration, holder string) (*Lock, error) {
 	path := d.join(file)
-	f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE)
+	f, err := openNoFollow(path, os.O_RDWR)
+	for errors.Is(err, fs.ErrNotExist) {
+		var l *Lock
+		if l, err = d.createLocked(file, content); !errors.Is(err, fs.ErrExist) {
+			return l, err
+		}
+		// Another process created it first: lock theirs.
+		f, err = openNoFollow(path, os.O_RDWR)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
@@ -77,6 +93,50 @@ func (d *Dir) lock(ctx context.Context, file string, wait time.Duration, holder 
 	return &Lock{file: f, Honoured: lockEnforced(path)}, nil
 }
 
+// createLocked creates file already locked: a temporary file is written
+// and locked, then linked into place (link fails if the name exists, where
+// rename would replace it). Nobody ever sees the file unlocked while its
+// creator lives, so a lock file that exists and is free means its creator
+// is gone.
+func (d *Dir) createLocked(file string, content []byte) (l *Lock, err error) {
+	path := d.join(file)
+	tmp, err := os.CreateTemp(d.path, tempPrefix+file+".tmp-*")
+	if err != nil {
+		// Name the lock, not the temporary file.
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err
+		}
+		return nil, fmt.Errorf("create lock %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	defer func() {
+		if err != nil {
+			tmp.Close()
+		}
+	}()
+	if err = tmp.Chmod(filePerm); err != nil {
+		return nil, fmt.Errorf("create lock: %w", err)
+	}
+	if _, err = tmp.Write(content); err != nil {
+		return nil, fmt.Errorf("create lock: %w", err)
+	}
+	honoured := true
+	if err = unix.Flock(int(tmp.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if !errors.Is(err, unix.ENOLCK) && !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EINVAL) {
+			return nil, fmt.Errorf("create lock: %w", err)
+		}
+		honoured, err = false, nil
+	}
+	if err = os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("create lock: %w", err)
+	}
+	return &Lock{file: tmp, Honoured: honoured && lockEnforced(path)}, nil
+}
+
 // lockEnforced checks that a second open file description cannot take a
 // shared lock while we hold the exclusive one.
 func lockEnforced(path string) bool {
@@ -100,6 +160,23 @@ func (l *Lock) Release() error { return l.file.Close() }
 // JobLockHeld reports whether a live process holds job.lock. It does not
 // block. A missing lock file means no job-signal ever ran here.
 func (d *Dir) JobLockHeld() (bool, error) { return d.lockHeld(JobLockFile) }
+
+// JobLockRestartPolicy is the restart policy the job-signal that created
+// job.lock was given, for when it died before writing job.state; Never
+// (sidecars stop) when the file does not say.
+func (d *Dir) JobLockRestartPolicy() string {
+	var info jobLockInfo
+	if data, err := d.readMarker(JobLockFile); err == nil && info.UnmarshalText(data) == nil {
+		return info.restartPolicy
+	}
+	return RestartNever
+}
+
+// JobLockExists reports whether a job-signal has ever run here.
+func (d *Dir) JobLockExists() bool {
+	_, err := os.Lstat(d.join(JobLockFile))
+	return err == nil
+}
 
 // SidecarAlive reports whether the sidecar-watch that wrote s still runs.
 // It can only tell where its lock is honoured (s.Liveness is flock); it

@@ -176,6 +176,9 @@ type SidecarState struct {
 	StopAfter []string
 	LastError string // last readiness failure or exit, for people and the ready gate's error
 	ExitCode  int    // last exit code of the command, when it has exited (-1: none yet)
+	// Terminating: sidecar-watch was told to stop (Pod termination); set
+	// with phase stopped, it is why the sidecar stopped.
+	Terminating bool
 	Updated   time.Time
 }
 
@@ -199,6 +202,9 @@ func (s SidecarState) MarshalText() ([]byte, error) {
 		r.set("exit-code", strconv.Itoa(s.ExitCode))
 	}
 	r.setText("last-error", s.LastError)
+	if s.Terminating {
+		r.set("terminating", "true")
+	}
 	r.set("updated", formatTime(s.Updated))
 	return r.encode()
 }
@@ -242,6 +248,8 @@ func (s *SidecarState) UnmarshalText(data []byte) error {
 		collect(err)
 	}
 	out.LastError, _ = r.str("last-error", false)
+	out.Terminating, err = r.boolean("terminating")
+	collect(err)
 	out.Updated, err = r.time("updated")
 	collect(err)
 	if first.err != nil {
@@ -285,4 +293,31 @@ func (f *firstError) keep(err error) {
 	if f.err == nil {
 		f.err = err
 	}
+}
+
+// jobLockInfo is the content of job.lock: what sidecars need to know about
+// a job-signal that died before writing job.state.
+type jobLockInfo struct {
+	restartPolicy string
+}
+
+const kindLock = "lock"
+
+func (l jobLockInfo) MarshalText() ([]byte, error) {
+	r := newRecord(kindLock)
+	r.set("restart-policy", l.restartPolicy)
+	return r.encode()
+}
+
+func (l *jobLockInfo) UnmarshalText(data []byte) error {
+	r, err := parseRecord(data, kindLock)
+	if err != nil {
+		return err
+	}
+	policy, err := r.oneOf("restart-policy", true, RestartNever, RestartOnFailure)
+	if err != nil {
+		return err
+	}
+	l.restartPolicy = policy
+	return nil
 }

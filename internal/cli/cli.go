@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
 	"syscall"
 
@@ -80,6 +81,19 @@ type Env struct {
 	Log    *slog.Logger
 	Stdout io.Writer
 	Stderr io.Writer
+	// Signals receives the signals a wrapper forwards, caught from the
+	// very start of the program (see CatchSignals).
+	Signals chan os.Signal
+}
+
+// CatchSignals starts catching the signals a wrapper forwards, before the
+// command line is even parsed: a SIGTERM in the first milliseconds must
+// not kill the wrapper before it can record the job's end. The returned
+// function stops catching.
+func CatchSignals(sigs []os.Signal) (chan os.Signal, func()) {
+	ch := make(chan os.Signal, 16)
+	signal.Notify(ch, sigs...)
+	return ch, func() { signal.Stop(ch) }
 }
 
 // exitPanic is how kong's exit (after --help) unwinds back to Main.

@@ -47,8 +47,15 @@ func (r *runner) readyGate(waitFor []string) error {
 	for {
 		select {
 		case <-w.C:
-			var failed []notReady
-			pending, failed = r.checkReady(waitFor, ready)
+			var failed, terminated []notReady
+			pending, failed, terminated = r.checkReady(waitFor, ready)
+			if len(terminated) > 0 {
+				// A sidecar-watch is only told to stop when the Pod is
+				// deleted; our own signal is on its way. End as it would.
+				r.terminating = true
+				err := fmt.Errorf("the Pod is terminating (sidecar %s stopped) while waiting for sidecars; COMMAND was not started", list(terminated))
+				return r.finish(128+int(syscall.SIGTERM), signalfs.ReasonInterrupted, "", err)
+			}
 			if len(failed) > 0 {
 				err := fmt.Errorf("sidecar gone before COMMAND could start: %s; COMMAND was not started and %s", list(failed), r.sidecarsFate())
 				return r.finish(cli.ExitFailure, signalfs.ReasonSidecarFailed, "", err)
@@ -83,9 +90,10 @@ func (r *runner) sidecarsFate() string {
 }
 
 // checkReady reads the state of each sidecar in waitFor. It returns those
-// not ready yet, and those that failed for good. ready records which were
-// already reported, so each is logged once.
-func (r *runner) checkReady(waitFor []string, ready map[string]bool) (pending, failed []notReady) {
+// not ready yet, those that failed for good, and those stopped because the
+// Pod is terminating. ready records which were already reported, so each
+// is logged once.
+func (r *runner) checkReady(waitFor []string, ready map[string]bool) (pending, failed, terminated []notReady) {
 	for _, name := range waitFor {
 		s, found, err := r.dir.ReadSidecar(name)
 		switch {
@@ -100,6 +108,8 @@ func (r *runner) checkReady(waitFor []string, ready map[string]bool) (pending, f
 				ready[name] = true
 				r.log.Info("sidecar ready", "name", name, "waited", time.Since(r.started).Round(time.Millisecond))
 			}
+		case s.Phase == signalfs.SidecarStopped && s.Terminating:
+			terminated = append(terminated, notReady{name, phaseWhy(s)})
 		case s.Phase.Gone():
 			// Stopped or failed: it will never be ready (a sidecar-watch
 			// that stopped its sidecar has exited).
@@ -108,7 +118,7 @@ func (r *runner) checkReady(waitFor []string, ready map[string]bool) (pending, f
 			pending = append(pending, notReady{name, phaseWhy(s)})
 		}
 	}
-	return pending, failed
+	return pending, failed, terminated
 }
 
 func phaseWhy(s signalfs.SidecarState) string {

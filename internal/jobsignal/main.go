@@ -12,6 +12,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/job-signal/job-signal/internal/cli"
+	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -63,13 +64,19 @@ func (VersionCmd) Run(env *cli.Env) error {
 func Main(args []string, stdout, stderr io.Writer) int {
 	var c CLI
 	args = withRunCommand(args)
+	var signals chan os.Signal
+	if args[0] == "run" {
+		var stop func()
+		signals, stop = cli.CatchSignals(proc.ForwardedSignals())
+		defer stop()
+	}
 	onParseError := func(err error) {
 		if args[0] == "run" {
 			recordEarlyFailure(dirFromArgs(args), cli.ExitUsage, err)
 		}
 	}
 	return cli.Main("job-signal", description, &c, args, stdout, stderr, onParseError, func(k *kong.Context) error {
-		return k.Run(&cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr})
+		return k.Run(&cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals})
 	})
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -65,11 +64,14 @@ type runner struct {
 // Run is job-signal's main path. Every way out after the directory is
 // usable writes the done marker.
 func (c *RunCmd) Run(env *cli.Env) error {
-	// Catch signals before anything else: a TERM during start-up must not
-	// kill us before the done marker is written.
-	signals := make(chan os.Signal, 16)
-	signal.Notify(signals, proc.ForwardedSignals()...)
-	defer signal.Stop(signals)
+	// Signals are caught from the start (Main), so a TERM during start-up
+	// cannot kill us before the done marker is written.
+	signals := env.Signals
+	if signals == nil {
+		var stop func()
+		signals, stop = cli.CatchSignals(proc.ForwardedSignals())
+		defer stop()
+	}
 
 	if err := c.check(); err != nil {
 		recordEarlyFailure(c.Dir, cli.ExitUsage, err)
@@ -84,7 +86,7 @@ func (c *RunCmd) Run(env *cli.Env) error {
 	if err != nil {
 		return cli.Failf("--dir %s: %w", c.Dir, err)
 	}
-	lock, err := dir.LockJob(context.Background(), 10*time.Second)
+	lock, err := dir.LockJob(context.Background(), 10*time.Second, c.RestartPolicy)
 	if err != nil {
 		return cli.Failf("--dir %s: %w", c.Dir, err)
 	}
@@ -254,7 +256,7 @@ func recordEarlyFailure(dirPath string, code int, cause error) {
 	if err != nil {
 		return
 	}
-	lock, err := dir.LockJob(context.Background(), 0)
+	lock, err := dir.LockJob(context.Background(), 0, signalfs.RestartNever)
 	if err != nil {
 		return
 	}

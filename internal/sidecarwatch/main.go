@@ -159,11 +159,13 @@ func (c *Cmd) names(flag string, list []string) ([]string, error) {
 // its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	var c Cmd
+	signals, stop := cli.CatchSignals(proc.ForwardedSignals())
+	defer stop()
 	return cli.Main("sidecar-watch", description, &c, args, stdout, stderr, nil, func(*kong.Context) error {
 		if err := c.check(); err != nil {
 			return cli.Exit(cli.ExitUsage, err)
 		}
-		return c.Run(&cli.Env{Log: c.Logger(stderr, "sidecar-watch").With("sidecar", c.Name), Stdout: stdout, Stderr: stderr})
+		return c.Run(&cli.Env{Log: c.Logger(stderr, "sidecar-watch").With("sidecar", c.Name), Stdout: stdout, Stderr: stderr, Signals: signals})
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -30,7 +31,8 @@ func (s *watch) waitAfter() error {
 		case <-timeout:
 			return fmt.Errorf("--after-timeout %s passed before these sidecars were ready: %s", s.cfg.AfterTimeout, strings.Join(pending, ", "))
 		case sig := <-s.signals:
-			if sig == syscall.SIGTERM || sig == syscall.SIGINT {
+			if proc.IsTermination(sig.(syscall.Signal)) {
+				s.terminating = true
 				return errTerminated
 			}
 			continue

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -68,9 +67,12 @@ var errTerminated = errors.New("pod terminating")
 
 // Run is sidecar-watch's main path.
 func (c *Cmd) Run(env *cli.Env) error {
-	signals := make(chan os.Signal, 16)
-	signal.Notify(signals, proc.ForwardedSignals()...)
-	defer signal.Stop(signals)
+	signals := env.Signals
+	if signals == nil {
+		var stop func()
+		signals, stop = cli.CatchSignals(proc.ForwardedSignals())
+		defer stop()
+	}
 	proc.SetUpReaping(c.Subreaper, env.Log)
 
 	dir, err := signalfs.Open(c.Dir, true)
@@ -100,7 +102,9 @@ func (c *Cmd) Run(env *cli.Env) error {
 	// otherwise only the job's state matters.
 	var files []string
 	if len(c.after) == 0 && len(c.stopAfter) == 0 {
-		files = []string{signalfs.JobStateFile}
+		// job.lock too: its creation is the only event from a job-signal
+		// killed before it wrote job.state.
+		files = []string{signalfs.JobStateFile, signalfs.JobLockFile}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -331,8 +335,11 @@ func (s *watch) childExited() (err error, done bool) {
 // stop now, and why.
 func (s *watch) jobSaysStop() (bool, string) {
 	job, found, err := s.readJob()
-	if err != nil || !found {
+	if err != nil {
 		return false, ""
+	}
+	if !found {
+		return s.jobDiedBeforeState()
 	}
 	if job.Phase != signalfs.JobDone && job.Liveness == signalfs.LivenessFlock {
 		held, err := s.dir.JobLockHeld()
@@ -369,15 +376,43 @@ func (s *watch) jobSaysStop() (bool, string) {
 	return false, ""
 }
 
+// jobDiedBeforeState handles a directory with job.lock but no job.state:
+// job-signal is between the two, or died there (an OOM kill in its first
+// milliseconds). job.lock is created already locked, so a free one means
+// the latter.
+func (s *watch) jobDiedBeforeState() (bool, string) {
+	if !s.dir.JobLockExists() {
+		return false, "" // no job-signal has started yet
+	}
+	held, err := s.dir.JobLockHeld()
+	if err != nil {
+		s.logOnce("lock:"+err.Error(), "cannot check the job's lock", "err", err)
+		return false, ""
+	}
+	if held {
+		if s.lockFree == nil {
+			s.lockFree = s.dir.WaitJobLockFree()
+		}
+		return false, ""
+	}
+	if _, found, err := s.readJob(); err != nil || found {
+		return false, "" // written meanwhile: the next event handles it
+	}
+	return s.jobLost(signalfs.JobState{RestartPolicy: s.dir.JobLockRestartPolicy()})
+}
+
 // jobLost decides what a job-signal that died without writing done (its
 // lock is free, its state not done: SIGKILL, an OOM kill of its container)
 // means for the sidecar.
 func (s *watch) jobLost(job signalfs.JobState) (bool, string) {
 	why := fmt.Sprintf("job-signal (attempt %d) died without writing done: killed or OOM-killed", job.Attempt)
+	if job.Attempt == 0 {
+		why = "job-signal died before writing its state: killed or OOM-killed"
+	}
 	if job.RestartPolicy != signalfs.RestartOnFailure || s.terminating {
 		return true, why
 	}
-	s.logOnce(fmt.Sprintf("lost:%d", job.Attempt), why+"; staying up for the next attempt (restartPolicy OnFailure)")
+	s.logOnce(fmt.Sprintf("lost:%d:%s", job.Attempt, job.Updated), why+"; staying up for the next attempt (restartPolicy OnFailure)")
 	return false, ""
 }
 
@@ -426,6 +461,7 @@ func (s *watch) logOnceAt(level slog.Level, key, msg string, args ...any) {
 func (s *watch) stopped(why string) error {
 	s.state.Phase = signalfs.SidecarStopped
 	s.state.ChildPID = 0
+	s.state.Terminating = s.terminating
 	s.write()
 	summary := fmt.Sprintf("sidecar-watch: %s stopped (%s)", s.cfg.Name, why)
 	if s.state.ExitCode >= 0 {

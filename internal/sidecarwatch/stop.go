@@ -2,7 +2,6 @@ package sidecarwatch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -89,8 +88,8 @@ func (s *watch) stopChild() {
 	s.log.Info("sidecar killed", "via", "kill", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
 }
 
-// waitGone waits until the sidecar has exited and no process is left in its
-// group, or deadline. The sidecar's exit is an event; the rest of the group
+// waitGone waits until the sidecar has exited and no live process is left
+// in its group, or deadline. The sidecar's exit is an event; the rest of the group
 // is polled, only during a stop, because the kernel offers no event for it.
 func (s *watch) waitGone(child *proc.Child, deadline time.Time) bool {
 	timer := time.NewTimer(time.Until(deadline))
@@ -102,7 +101,7 @@ func (s *watch) waitGone(child *proc.Child, deadline time.Time) bool {
 	}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for groupAlive(child.PID()) {
+	for proc.GroupAlive(child.PID()) {
 		select {
 		case <-tick.C:
 		case <-timer.C:
@@ -110,11 +109,6 @@ func (s *watch) waitGone(child *proc.Child, deadline time.Time) bool {
 		}
 	}
 	return true
-}
-
-// groupAlive reports whether any process is left in process group pgid.
-func groupAlive(pgid int) bool {
-	return !errors.Is(unix.Kill(-pgid, 0), unix.ESRCH)
 }
 
 func killGroup(pgid int) {
