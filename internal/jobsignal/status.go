@@ -25,7 +25,10 @@ type Status struct {
 	Job      *JobStatus      `json:"job"`
 	Sidecars []SidecarStatus `json:"sidecars"`
 	Errors   []string        `json:"errors,omitempty"`
-	now      time.Time
+	// LockWithoutState: job.lock exists but job.state does not.
+	LockWithoutState bool `json:"lockWithoutState,omitempty"`
+	lockHeld         bool
+	now              time.Time
 }
 
 // JobStatus is the job part of the status report.
@@ -78,6 +81,10 @@ func collectStatus(dir *signalfs.Dir) Status {
 	if err != nil {
 		st.Errors = append(st.Errors, err.Error())
 	}
+	if !found && err == nil && dir.JobLockExists() {
+		st.LockWithoutState = true
+		st.lockHeld, _ = dir.JobLockHeld()
+	}
 	if found {
 		alive, err := dir.JobLockHeld()
 		if err != nil {
@@ -119,6 +126,10 @@ func (st Status) writeText(out io.Writer) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "directory %s\n\n", st.Dir)
 	switch j := st.Job; {
+	case j == nil && st.LockWithoutState && st.lockHeld:
+		fmt.Fprintln(tw, "job: job-signal is starting")
+	case j == nil && st.LockWithoutState:
+		fmt.Fprintln(tw, "job: job-signal died before writing its state (killed or OOM-killed at start)")
 	case j == nil:
 		fmt.Fprintln(tw, "job: no job-signal has run here yet")
 	default:
