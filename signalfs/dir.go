@@ -99,7 +99,7 @@ func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
 // No fsync: the directory is an emptyDir that does not outlive its node, so
 // a crash of the node loses the Pod anyway; see the package doc.
 func (d *Dir) writeAtomic(name string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(d.path, tempPrefix+name+".tmp-*")
+	tmp, err := d.createTemp(name)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", d.join(name), err)
 	}
@@ -124,6 +124,33 @@ func (d *Dir) writeAtomic(name string, data []byte) (err error) {
 		return fmt.Errorf("write %s: %w", d.join(name), err)
 	}
 	return nil
+}
+
+// createTemp creates a temporary file for the writer of name, in that
+// writer's own hidden subdirectory (.job.tmp, .sidecar-NAME.tmp). inotify
+// does not look into subdirectories, so the create, chmod and writes of an
+// atomic write wake nobody: watchers see one event, the rename into place.
+// Being the writer's own, the subdirectory can be private (0700) even when
+// the Pod's containers run as different users.
+func (d *Dir) createTemp(name string) (*os.File, error) {
+	owner := strings.TrimSuffix(strings.TrimSuffix(name, stateSuffix), lockSuffix)
+	private := d.join(tempPrefix + owner + ".tmp")
+	tmp, err := os.CreateTemp(private, name+".*")
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(private, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		tmp, err = os.CreateTemp(private, name+".*")
+	}
+	if err != nil {
+		// Name the directory we write to, not the temporary file.
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = &fs.PathError{Op: "create temporary file in", Path: d.path, Err: pathErr.Err}
+		}
+		return nil, err
+	}
+	return tmp, nil
 }
 
 // readMarker reads a marker file without following symlinks and without

@@ -68,12 +68,19 @@ func TestWriteReadAndPermissions(t *testing.T) {
 	if err != nil || len(names) != 1 || names[0] != "proxy" {
 		t.Errorf("SidecarNames = %v, %v", names, err)
 	}
-	// No temporary files are left behind.
+	// No temporary files are left behind: only the writer's private
+	// directory, empty.
 	entries, _ := os.ReadDir(d.Path())
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") && e.Name() != ".sidecar-proxy.tmp" {
 			t.Errorf("temporary file left: %s", e.Name())
 		}
+	}
+	if left, err := os.ReadDir(filepath.Join(d.Path(), ".sidecar-proxy.tmp")); err != nil || len(left) != 0 {
+		t.Errorf("private directory: %v, %v", left, err)
+	}
+	if info, err := os.Stat(filepath.Join(d.Path(), ".sidecar-proxy.tmp")); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("private directory mode: %v %v", info, err)
 	}
 }
 

@@ -15,8 +15,9 @@
 //	                     every change of its phase.
 //	sidecar-NAME.lock    created by that sidecar-watch, which holds an
 //	                     exclusive flock(2) on it for its whole life. Empty.
-//	.*                   temporary files of an atomic write in progress;
-//	                     readers ignore them.
+//	.job.tmp/,           each writer's private directory (0700) for the
+//	.sidecar-NAME.tmp/   temporary files of its atomic writes; readers
+//	                     ignore every name that starts with a dot.
 //
 // Each state file has one writer. Readers never write another party's file.
 //
@@ -73,11 +74,13 @@
 // would not fit is not written. Free text (message, last-error) is cut to
 // the value limit.
 //
-// Writes are atomic: the content goes to a temporary file in the directory,
-// which is then renamed over the target, so a reader sees the old content or
-// the new, never a mix. There is no fsync: an emptyDir does not outlive its
-// node, so durability across a power cut buys nothing, and fsync costs
-// milliseconds on disk-backed volumes.
+// Writes are atomic: the content goes to a temporary file in the writer's
+// private subdirectory, which is then renamed over the target, so a reader
+// sees the old content or the new, never a mix. Since inotify does not look
+// into subdirectories, each write is one event (the rename) for watchers.
+// There is no fsync: an emptyDir does not outlive its node, so durability
+// across a power cut buys nothing, and fsync costs milliseconds on
+// disk-backed volumes.
 //
 // Reads never follow symlinks (O_NOFOLLOW), never block on FIFOs, and refuse
 // anything that is not a regular file of at most 4096 bytes.

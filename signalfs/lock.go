@@ -100,9 +100,8 @@ func (d *Dir) lock(ctx context.Context, file string, content []byte, wait time.D
 // is gone.
 func (d *Dir) createLocked(file string, content []byte) (l *Lock, err error) {
 	path := d.join(file)
-	tmp, err := os.CreateTemp(d.path, tempPrefix+file+".tmp-*")
+	tmp, err := d.createTemp(file)
 	if err != nil {
-		// Name the lock, not the temporary file.
 		var pathErr *fs.PathError
 		if errors.As(err, &pathErr) {
 			err = pathErr.Err
