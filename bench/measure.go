@@ -150,8 +150,11 @@ func (b *bench) stopOnce(run, sidecars int, poll bool) (first, last time.Duratio
 	for i := 0; i < sidecars; i++ {
 		name := fmt.Sprintf("s%d", i)
 		names = append(names, name)
-		args := append(append([]string{"--name", name}, common...), "--",
-			b.path("workload"), "-role", "sidecar", "-term-file", filepath.Join(stamps, name))
+		// Ready once the workload catches SIGTERM: a sidecar stopped before
+		// that would die without stamping.
+		ready := filepath.Join(stamps, name+".ready")
+		args := append(append([]string{"--name", name, "--ready-file", ready, "--ready-interval", "10ms"}, common...), "--",
+			b.path("workload"), "-role", "sidecar", "-term-file", filepath.Join(stamps, name), "-ready-file", ready)
 		p, err := start(b.path("sidecar-watch"), args...)
 		if err != nil {
 			return 0, 0, err

@@ -23,6 +23,7 @@ func main() {
 	termFile := flag.String("term-file", "", "sidecar: write the time SIGTERM arrived here")
 	listen := flag.String("listen", "", "sidecar: open this TCP port and write the time here (with -open-file)")
 	openFile := flag.String("open-file", "", "sidecar: where the time the port opened goes")
+	readyFile := flag.String("ready-file", "", "sidecar: create this file once SIGTERM is caught")
 	flag.Parse()
 
 	switch *role {
@@ -37,6 +38,12 @@ func main() {
 	case "sidecar":
 		term := make(chan os.Signal, 1)
 		signal.Notify(term, syscall.SIGTERM)
+		if *readyFile != "" {
+			if err := os.WriteFile(*readyFile, nil, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "workload:", err)
+				os.Exit(1)
+			}
+		}
 		if *listen != "" {
 			time.Sleep(*listenAfter)
 			l, err := net.Listen("tcp", *listen)

@@ -36,7 +36,7 @@ type watch struct {
 	restartAt    <-chan time.Time
 	backoff      time.Duration
 
-	// terminating: we got SIGTERM/SIGINT, the Pod is going away; the
+	// terminating: we got TERM, INT or QUIT, the Pod is going away; the
 	// sidecar keeps serving until the job is done or termDeadline.
 	terminating  bool
 	termDeadline <-chan time.Time
@@ -172,7 +172,7 @@ func (s *watch) loop() error {
 				s.ready()
 			}
 		case <-childDone:
-			if err, done := s.childExited(); done {
+			if done, err := s.childExited(); done {
 				return err
 			}
 		case <-s.restartAt:
@@ -294,7 +294,7 @@ func (s *watch) recordProbeFailure(err error) {
 
 // childExited handles the sidecar ending by itself. done is true when
 // sidecar-watch is finished and err is its result.
-func (s *watch) childExited() (err error, done bool) {
+func (s *watch) childExited() (done bool, err error) {
 	status := s.child.Status()
 	ran := time.Since(s.childStarted)
 	pgid := s.child.PID()
@@ -306,17 +306,17 @@ func (s *watch) childExited() (err error, done bool) {
 	// What it started must not outlive it, nor run twice after a restart.
 	killGroup(pgid)
 	if stop, why := s.jobSaysStop(); stop {
-		return s.stop(why), true
+		return true, s.stop(why)
 	}
 	if s.terminating {
-		return s.stopped("the sidecar exited while the Pod is terminating: " + status.String()), true
+		return true, s.stopped("the sidecar exited while the Pod is terminating: " + status.String())
 	}
 	if s.cfg.Restart == "Never" {
 		s.log.Warn("sidecar ended by itself before the job was done; not restarting (--restart Never)", "status", status.String(), "ran", ran.Round(time.Millisecond))
 		if status.ExitCode() == 0 {
-			return s.stopped("the sidecar exited with code 0 by itself (--restart Never)"), true
+			return true, s.stopped("the sidecar exited with code 0 by itself (--restart Never)")
 		}
-		return s.fail(status.ExitCode(), fmt.Errorf("sidecar %s by itself before the job was done (--restart Never)", status)), true
+		return true, s.fail(status.ExitCode(), fmt.Errorf("sidecar %s by itself before the job was done (--restart Never)", status))
 	}
 	if ran >= s.cfg.RestartBackoffMax {
 		s.backoff = s.cfg.RestartBackoff // it ran well: start the back-off over
@@ -328,7 +328,7 @@ func (s *watch) childExited() (err error, done bool) {
 	s.write()
 	s.log.Warn("sidecar ended by itself before the job was done; restarting", "status", status.String(), "ran", ran.Round(time.Millisecond), "in", delay, "restarts", s.state.Restarts)
 	s.restartAt = time.After(delay)
-	return nil, false
+	return false, nil
 }
 
 // jobSaysStop reads the job's state and decides whether the sidecar should

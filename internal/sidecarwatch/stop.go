@@ -34,12 +34,6 @@ func (s *watch) endChild() {
 		return
 	}
 	s.stopChild()
-	if s.state.Phase != signalfs.SidecarStopping {
-		// Written after the signal, not before: nothing waits for
-		// "stopping", and the signal should leave as early as possible.
-		s.state.Phase = signalfs.SidecarStopping
-		s.write()
-	}
 	select {
 	case <-s.child.Done():
 		s.state.ExitCode = s.child.Status().ExitCode()
@@ -62,6 +56,7 @@ func (s *watch) stopChild() {
 			s.log.Warn("quit URL failed; using the stop signal", "url", s.cfg.QuitURL, "err", err)
 		} else {
 			s.log.Info("asked the sidecar to quit", "via", "quit-url", "url", s.cfg.QuitURL)
+			s.markStopping()
 			if s.waitGone(child, time.Now().Add(s.cfg.Grace)) {
 				s.log.Info("sidecar stopped", "via", "quit-url", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
 				return
@@ -74,6 +69,7 @@ func (s *watch) stopChild() {
 	} else {
 		s.log.Info("sent stop signal", "via", "signal", "signal", proc.SignalName(s.cfg.stopSignal), "pgid", child.PID())
 	}
+	s.markStopping()
 	if s.waitGone(child, time.Now().Add(s.cfg.Grace)) {
 		s.log.Info("sidecar stopped", "via", "signal", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
 		return
@@ -86,6 +82,16 @@ func (s *watch) stopChild() {
 		s.log.Error("sidecar process group still present 5s after SIGKILL", "pgid", child.PID())
 	}
 	s.log.Info("sidecar killed", "via", "kill", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// markStopping records the stopping phase for the grace period. It is
+// written after the quit request or signal, not before: nothing waits for
+// "stopping", and the signal should leave as early as possible.
+func (s *watch) markStopping() {
+	if s.state.Phase != signalfs.SidecarStopping {
+		s.state.Phase = signalfs.SidecarStopping
+		s.write()
+	}
 }
 
 // waitGone waits until the sidecar has exited and no live process is left
