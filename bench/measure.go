@@ -110,7 +110,7 @@ func (b *bench) stopLatency(sidecars int, poll bool, runs int) error {
 		firsts = append(firsts, first)
 	}
 	r := newRow(title, samples)
-	if sidecars > 1 {
+	if sidecars > 1 && !poll {
 		r.note = fmt.Sprintf("the first of the %d sidecars got its signal after p50 %s, p99 %s; each further one waits for CPU: %d sidecar-watch processes and %d sidecars all wake on %d cores",
 			sidecars, human(newRow("", firsts).p50), human(newRow("", firsts).p99), sidecars, sidecars, runtime.NumCPU())
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -55,6 +56,7 @@ func (b *bench) report(took time.Duration, micro string) report {
 	for _, r := range b.rows {
 		fmt.Fprintf(&md, "| %s | %d | %s | %s | %s | %s |\n", r.name, r.runs, r.measured(), r.target, r.verdict(), r.reference)
 	}
+	md.WriteString(b.analysis())
 	md.WriteString(method)
 	for _, r := range b.rows {
 		if r.note != "" {
@@ -87,3 +89,39 @@ const method = `
 - Percentiles are nearest-rank; with fewer than 100 runs p99 is the slowest run.
 - Reference figures (kubexit, native sidecars) were measured on this kind of machine and are quoted from the issue.
 `
+
+// analysis explains, with this run's numbers, where the time goes for the
+// targets that are missed.
+func (b *bench) analysis() string {
+	find := func(prefix string) (row, bool) {
+		for _, r := range b.rows {
+			if strings.HasPrefix(r.name, prefix) {
+				return r, true
+			}
+		}
+		return row{}, false
+	}
+	var out strings.Builder
+	plain, ok1 := find("start-up: `true` alone")
+	empty, ok2 := find("start-up: an empty Go program")
+	parse, ok3 := find("start-up: `job-signal version`")
+	wrapped, ok4 := find("start-up: `job-signal -- true`")
+	if ok1 && ok2 && ok3 && ok4 {
+		fmt.Fprintf(&out, "\n## Where the time goes\n\n")
+		fmt.Fprintf(&out, "Start-up overhead (p50): %s over `true`. Of that, %s is the Go runtime's own floor (an empty Go "+
+			"program against `true`), %s is loading job-signal's binary, initialising its packages and kong's parse "+
+			"(`job-signal version` against the empty program), and %s is the run itself beyond running `true` (catching "+
+			"signals, creating and locking job.lock, three atomic writes of job.state, fork, exec, wait). A wrapper "+
+			"written in Go cannot go below the first part; kong's model of the command line is most of the second.\n",
+			human(wrapped.p50-plain.p50), human(empty.p50-plain.p50), human(parse.p50-empty.p50), human(wrapped.p50-parse.p50-plain.p50))
+	}
+	one, ok1 := find("stop latency, 1 sidecar(s), inotify")
+	twenty, ok2 := find("stop latency, 20 sidecar(s), inotify")
+	if ok1 && ok2 {
+		fmt.Fprintf(&out, "\nStop latency: one sidecar gets its signal after %s (p50). With 20, each sidecar-watch reacts as fast, but "+
+			"20 sidecar-watch processes and 20 sidecars wake at once on %d cores, so the last waits for the others' CPU time: "+
+			"about %s per further sidecar (p50). In a Pod the sidecars' containers usually have CPU of their own.\n",
+			human(one.p50), runtime.NumCPU(), human((twenty.p50-one.p50)/19))
+	}
+	return out.String()
+}
