@@ -179,7 +179,7 @@ type SidecarState struct {
 	// Terminating: sidecar-watch was told to stop (Pod termination); set
 	// with phase stopped, it is why the sidecar stopped.
 	Terminating bool
-	Updated   time.Time
+	Updated     time.Time
 }
 
 const kindSidecar = "sidecar"
