@@ -342,15 +342,7 @@ func (s *watch) jobSaysStop() (bool, string) {
 		return s.jobDiedBeforeState()
 	}
 	if job.Phase != signalfs.JobDone && job.Liveness == signalfs.LivenessFlock {
-		held, err := s.dir.JobLockHeld()
-		if err != nil {
-			s.logOnce("lock:"+err.Error(), "cannot check the job's lock", "err", err)
-			return false, ""
-		}
-		if held {
-			if s.lockFree == nil {
-				s.lockFree = s.dir.WaitJobLockFree()
-			}
+		if alive, ok := s.jobSignalAlive(); !ok || alive {
 			return false, ""
 		}
 		// The lock is free. job-signal writes done before it lets go, so
@@ -376,6 +368,21 @@ func (s *watch) jobSaysStop() (bool, string) {
 	return false, ""
 }
 
+// jobSignalAlive checks job.lock without blocking; ok is false when it
+// cannot. While job-signal holds it, a waiter is started, so that its
+// release (job-signal's death included) wakes the loop.
+func (s *watch) jobSignalAlive() (alive, ok bool) {
+	held, err := s.dir.JobLockHeld()
+	if err != nil {
+		s.logOnce("lock:"+err.Error(), "cannot check the job's lock", "err", err)
+		return false, false
+	}
+	if held && s.lockFree == nil {
+		s.lockFree = s.dir.WaitJobLockFree()
+	}
+	return held, true
+}
+
 // jobDiedBeforeState handles a directory with job.lock but no job.state:
 // job-signal is between the two, or died there (an OOM kill in its first
 // milliseconds). job.lock is created already locked, so a free one means
@@ -384,15 +391,7 @@ func (s *watch) jobDiedBeforeState() (bool, string) {
 	if !s.dir.JobLockExists() {
 		return false, "" // no job-signal has started yet
 	}
-	held, err := s.dir.JobLockHeld()
-	if err != nil {
-		s.logOnce("lock:"+err.Error(), "cannot check the job's lock", "err", err)
-		return false, ""
-	}
-	if held {
-		if s.lockFree == nil {
-			s.lockFree = s.dir.WaitJobLockFree()
-		}
+	if alive, ok := s.jobSignalAlive(); !ok || alive {
 		return false, ""
 	}
 	if _, found, err := s.readJob(); err != nil || found {
