@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	runtime "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -49,6 +51,11 @@ func criContainers(sock string, w io.Writer) error {
 	out := []container{}
 	for _, c := range list.Containers {
 		st, err := rt.ContainerStatus(ctx, &runtime.ContainerStatusRequest{ContainerId: c.Id})
+		if status.Code(err) == codes.NotFound {
+			// Removed since the listing (another test's Pod went away):
+			// it is not the caller's, who still has its own.
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("status of %s: %w", c.Id, err)
 		}
