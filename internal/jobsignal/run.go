@@ -66,12 +66,8 @@ type runner struct {
 func (c *RunCmd) Run(env *cli.Env) error {
 	// Signals are caught from the start (Main), so a TERM during start-up
 	// cannot kill us before the done marker is written.
-	signals := env.Signals
-	if signals == nil {
-		var stop func()
-		signals, stop = cli.CatchSignals(proc.ForwardedSignals())
-		defer stop()
-	}
+	signals, stop := env.CaughtSignals(proc.ForwardedSignals())
+	defer stop()
 
 	if err := c.check(); err != nil {
 		recordEarlyFailure(c.Dir, cli.ExitUsage, err)

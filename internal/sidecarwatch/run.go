@@ -67,12 +67,8 @@ var errTerminated = errors.New("pod terminating")
 
 // Run is sidecar-watch's main path.
 func (c *Cmd) Run(env *cli.Env) error {
-	signals := env.Signals
-	if signals == nil {
-		var stop func()
-		signals, stop = cli.CatchSignals(proc.ForwardedSignals())
-		defer stop()
-	}
+	signals, stop := env.CaughtSignals(proc.ForwardedSignals())
+	defer stop()
 	proc.SetUpReaping(c.Subreaper, env.Log)
 
 	dir, err := signalfs.Open(c.Dir, true)
