@@ -46,11 +46,6 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // nil) is printed as the reason.
 func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
 
-// Usagef reports a usage error (exit code 2). Name the flag in the message.
-func Usagef(format string, args ...any) error {
-	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
-}
-
 // Failf reports a failure of the wrapper itself (exit code 125).
 func Failf(format string, args ...any) error {
 	return &ExitError{Code: ExitFailure, Err: fmt.Errorf(format, args...)}

@@ -26,6 +26,9 @@ type RunCmd struct {
 	PollInterval  time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" help:"How often to look at the directory when polling (default ${default})."`
 	TermLog       string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if the file exists and is writable (default ${default}; empty: do not)."`
 
+	// waitFor is WaitFor parsed, set by check.
+	waitFor []string
+
 	Command []string `arg:"" optional:"" passthrough:"partial" name:"COMMAND" help:"The main command and its arguments. Put '--' before it when it starts with '-' or is named like a job-signal subcommand."`
 }
 
@@ -35,7 +38,8 @@ func (c *RunCmd) check() error {
 	if len(cli.Command(c.Command)) == 0 {
 		return errors.New("missing COMMAND: give the command to run after the flags, e.g. job-signal -- /app/run")
 	}
-	if _, err := signalfs.ParseNames(c.WaitFor); err != nil {
+	var err error
+	if c.waitFor, err = signalfs.ParseNames(c.WaitFor); err != nil {
 		return fmt.Errorf("--wait-for: %w", err)
 	}
 	if c.ReadyTimeout < 0 {
@@ -75,7 +79,7 @@ func (c *RunCmd) Run(env *cli.Env) error {
 	}
 	log := env.Log
 	command := cli.Command(c.Command)
-	waitFor, _ := signalfs.ParseNames(c.WaitFor)
+	waitFor := c.waitFor
 	proc.SetUpReaping(c.Subreaper, log)
 
 	dir, err := signalfs.Open(c.Dir, true)

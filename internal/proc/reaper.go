@@ -22,7 +22,6 @@ type reaper struct {
 	mu       sync.Mutex
 	children map[int]*Child
 	log      *slog.Logger
-	orphans  int
 }
 
 var (
@@ -68,17 +67,6 @@ func BecomeSubreaper() error {
 	return nil
 }
 
-// Orphans is how many orphaned processes have been reaped so far.
-func Orphans() int {
-	r := activeReaper()
-	if r == nil {
-		return 0
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.orphans
-}
-
 func (r *reaper) start(c *Child, start func() error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -106,7 +94,6 @@ func (r *reaper) reap() {
 			c.finish(statusOf(ws))
 			continue
 		}
-		r.orphans++
 		r.log.Debug("reaped orphaned process", "pid", pid, "status", statusOf(ws).String())
 	}
 }
