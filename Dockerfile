@@ -18,7 +18,7 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath \
-      -ldflags "-s -w -X github.com/job-signal/job-signal/internal/jobsignal.Version=${VERSION}" \
+      -ldflags "-s -w -X github.com/job-signal/job-signal/internal/version.Stamped=${VERSION}" \
       -o /out/ ./cmd/job-signal ./cmd/sidecar-watch
 
 # prebuilt: the same final image from binaries built outside (bin/ in the

@@ -3,7 +3,7 @@
 
 GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X github.com/job-signal/job-signal/internal/jobsignal.Version=$(VERSION)
+LDFLAGS  := -s -w -X github.com/job-signal/job-signal/internal/version.Stamped=$(VERSION)
 BIN      := bin
 FUZZTIME ?= 10s
 

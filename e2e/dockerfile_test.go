@@ -180,7 +180,7 @@ func TestDockerfileBuildsStaticStrippedStamped(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-s -w", "internal/jobsignal.Version=${VERSION}", "./cmd/job-signal", "./cmd/sidecar-watch"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-s -w", "internal/version.Stamped=${VERSION}", "./cmd/job-signal", "./cmd/sidecar-watch"} {
 		if !strings.Contains(build, want) {
 			t.Errorf("the go build of the Dockerfile lacks %q: %s", want, build)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/internal/proc"
+	"github.com/job-signal/job-signal/internal/version"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -47,15 +48,12 @@ type CLI struct {
 	Version VersionCmd `cmd:"" help:"Print the version."`
 }
 
-// Version is set at build time with -ldflags "-X ...jobsignal.Version=v1.2.3".
-var Version = "dev"
-
 // VersionCmd prints the version.
 type VersionCmd struct{}
 
 // Run prints the version.
 func (VersionCmd) Run(env *cli.Env) error {
-	_, err := io.WriteString(env.Stdout, "job-signal "+Version+"\n")
+	_, err := io.WriteString(env.Stdout, "job-signal "+version.String()+"\n")
 	return err
 }
 
