@@ -9,7 +9,7 @@ FUZZTIME ?= 10s
 
 export CGO_ENABLED := 0
 
-.PHONY: all build demo test vet unit fuzz e2e bench soak clean
+.PHONY: all build demo test vet unit fuzz e2e bench soak image image-name clean
 
 all: build
 
@@ -45,6 +45,32 @@ fuzz:
 e2e:
 	$(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e/
 
+# The image for linux/amd64 and linux/arm64 and a manifest list over both,
+# with buildah (scripts/image.sh; README.md, "Images"). The default works
+# offline: binaries cross-compiled here, the Dockerfile's FROM-scratch
+# prebuilt target per platform. IMAGE_TARGET=release builds the Dockerfile's
+# release target from source instead (needs a registry for its bases).
+# The list stays in buildah's storage as $(IMAGE); IMAGE_ARCHIVE= skips the
+# OCI archive. BUILDAH="buildah --storage-driver vfs" where overlay fails.
+REPOSITORY    = $(shell sed -n 's/^const Repository = "\(.*\)"$$/\1/p' internal/version/version.go)
+RELEASE       = $(shell sed -n 's/^const Release = "\(.*\)"$$/\1/p' internal/version/version.go)
+IMAGE         ?= $(REPOSITORY):$(RELEASE)
+REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+PLATFORMS     ?= linux/amd64 linux/arm64
+IMAGE_TARGET  ?= prebuilt
+IMAGE_ARCHIVE ?= dist/job-signal.oci.tar
+IMAGE_WORK    ?= dist/image-context
+BUILDAH       ?= buildah
+
+image:
+	IMAGE='$(IMAGE)' VERSION='$(VERSION)' REVISION='$(REVISION)' PLATFORMS='$(PLATFORMS)' \
+	IMAGE_TARGET='$(IMAGE_TARGET)' IMAGE_ARCHIVE='$(IMAGE_ARCHIVE)' IMAGE_WORK='$(IMAGE_WORK)' \
+	BUILDAH='$(BUILDAH)' GO='$(GO)' sh scripts/image.sh
+
+# The image reference the README and manifests/ use (internal/version.Image).
+image-name:
+	@echo '$(IMAGE)'
+
 # Latency, start-up, idle cost and size, against the targets and reference
 # figures of the issue; rewrites BENCHMARKS.md. The kubelet rows use make
 # e2e's harness (root); BENCHFLAGS=-kubelet=false skips them.
@@ -56,4 +82,4 @@ soak:
 	$(GO) test -tags soak -count=1 -timeout 40m -v ./soak/
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist

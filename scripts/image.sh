@@ -1,0 +1,73 @@
+#!/bin/sh
+# Builds job-signal's image for several platforms and a manifest list over
+# them, with buildah; `make image` runs it (see README.md, "Images").
+#
+# IMAGE_TARGET=prebuilt (the default) works offline: the binaries are
+# cross-compiled here (GOOS/GOARCH, no emulation), then the Dockerfile's
+# FROM-scratch "prebuilt" target is built once per platform from them.
+# IMAGE_TARGET=release builds the Dockerfile's default target, from source,
+# on the distroless base: it needs a registry to pull the bases from.
+#
+# Environment (make passes each one):
+#   IMAGE          the manifest list's name, e.g. ghcr.io/job-signal/job-signal:v0.1.0
+#   VERSION        stamped into the binaries and the version label
+#   REVISION       the revision label (a git commit)
+#   PLATFORMS      space-separated, e.g. "linux/amd64 linux/arm64"
+#   IMAGE_TARGET   prebuilt or release
+#   IMAGE_ARCHIVE  if set, also write the list and its images to this OCI archive
+#   IMAGE_WORK     a scratch folder for the per-platform build contexts
+#   BUILDAH        the buildah command, with global options, e.g.
+#                  "buildah --storage-driver vfs --root DIR --runroot DIR"
+#   GO             the go command
+set -eu
+
+: "${IMAGE:?}" "${VERSION:?}" "${REVISION:?}" "${PLATFORMS:?}" "${IMAGE_TARGET:?}" "${IMAGE_WORK:?}"
+BUILDAH=${BUILDAH:-buildah}
+GO=${GO:-go}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+
+# An older list or per-platform image of the same name would be added to,
+# not replaced: remove them first.
+$BUILDAH manifest rm "$IMAGE" >/dev/null 2>&1 || true
+$BUILDAH manifest create "$IMAGE" >/dev/null
+
+case $IMAGE_TARGET in
+prebuilt)
+	for platform in $PLATFORMS; do
+		os=${platform%%/*}
+		arch=${platform#*/}
+		context=$IMAGE_WORK/$os-$arch
+		rm -rf "$context"
+		mkdir -p "$context/bin"
+		echo "image: $platform: building the binaries"
+		(cd "$repo" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch $GO build -trimpath \
+			-ldflags "-s -w -X github.com/job-signal/job-signal/internal/version.Stamped=$VERSION" \
+			-o "$context/bin/" ./cmd/job-signal ./cmd/sidecar-watch)
+		echo "image: $platform: building the prebuilt target"
+		$BUILDAH rmi "$IMAGE-$os-$arch" >/dev/null 2>&1 || true
+		$BUILDAH bud --quiet --platform "$platform" --target prebuilt \
+			--build-arg "VERSION=$VERSION" --build-arg "REVISION=$REVISION" \
+			-f "$repo/Dockerfile" -t "$IMAGE-$os-$arch" "$context" >/dev/null
+		$BUILDAH manifest add "$IMAGE" "containers-storage:$IMAGE-$os-$arch" >/dev/null
+	done
+	;;
+release)
+	# buildah builds each platform in turn and adds it to the list.
+	$BUILDAH bud --platform "$(echo $PLATFORMS | tr ' ' ,)" --target release \
+		--build-arg "VERSION=$VERSION" --build-arg "REVISION=$REVISION" \
+		-f "$repo/Dockerfile" --manifest "$IMAGE" "$repo"
+	;;
+*)
+	echo "image: IMAGE_TARGET=$IMAGE_TARGET: want prebuilt or release" >&2
+	exit 2
+	;;
+esac
+
+if [ -n "${IMAGE_ARCHIVE:-}" ]; then
+	mkdir -p "$(dirname "$IMAGE_ARCHIVE")"
+	rm -f "$IMAGE_ARCHIVE" # buildah does not overwrite an archive
+	$BUILDAH manifest push --quiet --all "$IMAGE" "oci-archive:$IMAGE_ARCHIVE:$IMAGE"
+	echo "image: wrote $IMAGE_ARCHIVE"
+fi
+echo "image: manifest list $IMAGE (in buildah's storage):"
+$BUILDAH manifest inspect "$IMAGE"
