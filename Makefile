@@ -51,7 +51,8 @@ e2e:
 # prebuilt target per platform. IMAGE_TARGET=release builds the Dockerfile's
 # release target from source instead (needs a registry for its bases).
 # The list stays in buildah's storage as $(IMAGE); IMAGE_ARCHIVE= skips the
-# OCI archive. BUILDAH="buildah --storage-driver vfs" where overlay fails.
+# OCI archive. BUILDAH="buildah --storage-driver vfs" where overlay fails;
+# BUD_FLAGS adds options to buildah bud.
 REPOSITORY    = $(shell sed -n 's/^const Repository = "\(.*\)"$$/\1/p' internal/version/version.go)
 RELEASE       = $(shell sed -n 's/^const Release = "\(.*\)"$$/\1/p' internal/version/version.go)
 IMAGE         ?= $(REPOSITORY):$(RELEASE)
@@ -61,11 +62,12 @@ IMAGE_TARGET  ?= prebuilt
 IMAGE_ARCHIVE ?= dist/job-signal.oci.tar
 IMAGE_WORK    ?= dist/image-context
 BUILDAH       ?= buildah
+BUD_FLAGS     ?=
 
 image:
 	IMAGE='$(IMAGE)' VERSION='$(VERSION)' REVISION='$(REVISION)' PLATFORMS='$(PLATFORMS)' \
 	IMAGE_TARGET='$(IMAGE_TARGET)' IMAGE_ARCHIVE='$(IMAGE_ARCHIVE)' IMAGE_WORK='$(IMAGE_WORK)' \
-	BUILDAH='$(BUILDAH)' GO='$(GO)' sh scripts/image.sh
+	BUILDAH='$(BUILDAH)' BUD_FLAGS='$(BUD_FLAGS)' GO='$(GO)' sh scripts/image.sh
 
 # The image reference the README and manifests/ use (internal/version.Image).
 image-name:

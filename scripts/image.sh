@@ -18,11 +18,13 @@
 #   IMAGE_WORK     a scratch folder for the per-platform build contexts
 #   BUILDAH        the buildah command, with global options, e.g.
 #                  "buildah --storage-driver vfs --root DIR --runroot DIR"
+#   BUD_FLAGS      more options for buildah bud, e.g. "--pull=never"
 #   GO             the go command
 set -eu
 
 : "${IMAGE:?}" "${VERSION:?}" "${REVISION:?}" "${PLATFORMS:?}" "${IMAGE_TARGET:?}" "${IMAGE_WORK:?}"
 BUILDAH=${BUILDAH:-buildah}
+BUD_FLAGS=${BUD_FLAGS:-}
 GO=${GO:-go}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -45,15 +47,20 @@ prebuilt)
 			-o "$context/bin/" ./cmd/job-signal ./cmd/sidecar-watch)
 		echo "image: $platform: building the prebuilt target"
 		$BUILDAH rmi "$IMAGE-$os-$arch" >/dev/null 2>&1 || true
-		$BUILDAH bud --quiet --platform "$platform" --target prebuilt \
+		$BUILDAH bud $BUD_FLAGS --quiet --platform "$platform" --target prebuilt \
 			--build-arg "VERSION=$VERSION" --build-arg "REVISION=$REVISION" \
 			-f "$repo/Dockerfile" -t "$IMAGE-$os-$arch" "$context" >/dev/null
 		$BUILDAH manifest add "$IMAGE" "containers-storage:$IMAGE-$os-$arch" >/dev/null
 	done
 	;;
 release)
-	# buildah builds each platform in turn and adds it to the list.
-	$BUILDAH bud --platform "$(echo $PLATFORMS | tr ' ' ,)" --target release \
+	# buildah builds each platform and adds it to the list. Debian's
+	# buildah 1.28 does not define BUILDPLATFORM itself (it does define
+	# TARGETOS and TARGETARCH): without it the Go stage would run on the
+	# target platform, emulated, or not at all.
+	build_platform=$($GO env GOHOSTOS)/$($GO env GOHOSTARCH)
+	$BUILDAH bud $BUD_FLAGS --platform "$(echo $PLATFORMS | tr ' ' ,)" --target release \
+		--build-arg "BUILDPLATFORM=$build_platform" \
 		--build-arg "VERSION=$VERSION" --build-arg "REVISION=$REVISION" \
 		-f "$repo/Dockerfile" --manifest "$IMAGE" "$repo"
 	;;
