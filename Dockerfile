@@ -3,6 +3,7 @@
 #
 #   docker build --build-arg VERSION=v0.1.0 --build-arg REVISION=$(git rev-parse HEAD) -t IMAGE .
 #   buildah bud --platform linux/amd64,linux/arm64 --manifest IMAGE --build-arg VERSION=... .
+#     (buildah 1.28, Debian 12's, also needs --build-arg BUILDPLATFORM=linux/amd64)
 #   make image          # both platforms and a manifest list, offline (see README.md)
 #
 # The Go stage runs on the build machine's platform and cross-compiles for
