@@ -27,6 +27,10 @@ BUILDAH=${BUILDAH:-buildah}
 BUD_FLAGS=${BUD_FLAGS:-}
 GO=${GO:-go}
 repo=$(cd "$(dirname "$0")/.." && pwd)
+case $IMAGE_WORK in
+/*) ;;
+*) IMAGE_WORK=$PWD/$IMAGE_WORK ;; # the go build below runs in $repo
+esac
 
 # An older list or per-platform image of the same name would be added to,
 # not replaced: remove them first.
