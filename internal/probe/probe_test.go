@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -153,5 +154,29 @@ func TestLoop(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Loop did not return after the check passed")
+	}
+}
+
+// endless is a server's answer that never ends its status line.
+type endless struct{ read int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	copy(p, bytes.Repeat([]byte("A"), len(p)))
+	if e.read == 0 && len(p) >= 13 {
+		copy(p, "HTTP/1.1 200 ")
+	}
+	e.read += len(p)
+	return len(p), nil
+}
+
+// Issue 12.6: a status line with no end must not be read without a bound.
+func TestStatusLineBounded(t *testing.T) {
+	r := &endless{}
+	_, err := readStatus(r)
+	if err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("readStatus of an endless line = %v, want an error about its length", err)
+	}
+	if r.read > 64<<10 {
+		t.Fatalf("read %d bytes of an endless status line; want at most 64 KiB", r.read)
 	}
 }

@@ -1,0 +1,132 @@
+package scripttest
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestEarlyKill kills job-signal at random moments of its start-up, as an
+// OOM kill of the main container might (issue 12.4). A job-signal killed
+// before it made any entry in the directory looks exactly like one that
+// never ran (the sidecars wait, bounded by --job-start-timeout or the Job's
+// activeDeadlineSeconds); one killed after must never strand the sidecars:
+// its first entry is job.lock, already locked, and its release tells them.
+func TestEarlyKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 2 processes per round")
+	}
+	const rounds = 40
+	var before, after int
+	for i := range rounds {
+		work := t.TempDir()
+		dir := filepath.Join(work, "signal")
+		if err := os.Mkdir(dir, 0o770); err != nil {
+			t.Fatal(err)
+		}
+		fakePID := filepath.Join(work, "fake.pid")
+		sidecar := exec.Command("sidecar-watch", "--dir", dir, "--name", "proxy", "--", "fake", "-pidfile", fakePID)
+		sidecar.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// A file, not a pipe: the sidecar's own child inherits it, and
+		// Wait would wait for that child too.
+		stderr, err := os.Create(filepath.Join(work, "sidecar.err"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sidecar.Stderr = stderr
+		if err := sidecar.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stderr.Close()
+		sidecarLog := func() string { b, _ := os.ReadFile(stderr.Name()); return string(b) }
+		t.Cleanup(func() { killPIDFile(fakePID) })
+		sidecarDone := make(chan error, 1)
+		go func() { sidecarDone <- sidecar.Wait() }()
+		waitFor(t, func() bool { return exists(filepath.Join(dir, "sidecar-proxy.state")) }, "sidecar state")
+
+		job := exec.Command("job-signal", "--dir", dir, "--", "fake", "-exit", "0")
+		job.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		delay := time.Duration(rand.Int64N(int64(30 * time.Millisecond)))
+		if err := job.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay) // the fault injected: a kill at a random moment
+		syscall.Kill(-job.Process.Pid, syscall.SIGKILL)
+		job.Wait()
+
+		entries := jobEntries(t, dir)
+		switch {
+		case len(entries) == 0:
+			// Killed before its first entry: indistinguishable from a
+			// job-signal that never started. The sidecar keeps waiting.
+			before++
+			syscall.Kill(-sidecar.Process.Pid, syscall.SIGKILL)
+			<-sidecarDone
+		case !exists(filepath.Join(dir, "job.lock")):
+			t.Fatalf("round %d (kill after %s): entries %v but no job.lock: a job-signal killed now strands the sidecars", i, delay, entries)
+		default:
+			after++
+			select {
+			case err := <-sidecarDone:
+				if err != nil {
+					t.Fatalf("round %d (kill after %s): sidecar-watch: %v\n%s", i, delay, err, sidecarLog())
+				}
+			case <-time.After(waitLimit()):
+				syscall.Kill(-sidecar.Process.Pid, syscall.SIGKILL)
+				<-sidecarDone
+				t.Fatalf("round %d (kill after %s): entries %v, yet the sidecar did not stop within %s\n%s", i, delay, entries, waitLimit(), sidecarLog())
+			}
+		}
+	}
+	t.Logf("%d rounds: %d killed before job-signal's first entry, %d after", rounds, before, after)
+}
+
+// jobEntries lists what job-signal may have made in dir: everything but the
+// sidecar's own files.
+func jobEntries(t *testing.T, dir string) []string {
+	list, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range list {
+		if !strings.Contains(e.Name(), "sidecar-") {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// killPIDFile kills the process whose PID a fake wrote, if any.
+func killPIDFile(path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 1 {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, os.ErrNotExist)
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit())
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", waitLimit(), what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
