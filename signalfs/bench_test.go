@@ -1,7 +1,6 @@
 package signalfs
 
 import (
-	"context"
 	"testing"
 	"time"
 )
@@ -51,10 +50,7 @@ func BenchmarkWriteToNotice(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := d.Watch(context.Background(), WatchOptions{Files: []string{JobStateFile}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	w := d.Watch(WatchOptions{Files: []string{JobStateFile}})
 	defer w.Close()
 	<-w.C
 	s := JobState{Attempt: 1, Phase: JobRunning, RestartPolicy: RestartNever}

@@ -6,10 +6,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // DefaultDir is where the shared directory is mounted unless --dir says
@@ -57,118 +62,231 @@ func sidecarName(file string) (string, bool) {
 	return name, true
 }
 
-// Dir is the shared directory. Its methods are safe for concurrent use.
+// Dir is the shared directory, opened once: every file operation is
+// relative to that handle (openat, renameat, linkat), never to the path,
+// so nothing done to the path afterwards (a rename, a symlink swapped in)
+// can make us read or write elsewhere. Its methods are safe for concurrent
+// use.
 type Dir struct {
 	path string
+	fd   *os.File
+
+	mu      sync.Mutex
+	private map[string]*os.File // each writer's temporary directory, by owner
 }
 
-// Open returns the directory at path, creating it (and its parents) when
-// create is set and it does not exist. The path itself may be a symlink (an
-// administrator's choice); the marker files inside it never are followed.
+// Open opens the directory at path, creating it (and its parents, group
+// usable) when create is set and it does not exist. See openDir for what
+// is refused: in short, the directory is never reached through a symlink
+// that another container could have planted.
 func Open(path string, create bool) (*Dir, error) {
-	if path == "" {
-		return nil, errors.New("directory path is empty")
-	}
-	info, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) && create {
-		if err := os.MkdirAll(path, dirPerm); err != nil {
-			return nil, fmt.Errorf("create directory: %w", err)
-		}
-		// The umask would take the group's write permission away.
-		if err := os.Chmod(path, dirPerm); err != nil {
-			return nil, fmt.Errorf("create directory: %w", err)
-		}
-		info, err = os.Stat(path)
-	}
+	fd, err := openDir(path, create)
 	if err != nil {
 		return nil, err
 	}
-	if !info.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory", path)
-	}
-	return &Dir{path: path}, nil
+	return &Dir{path: path, fd: fd, private: map[string]*os.File{}}, nil
 }
 
-// Path is the directory's path.
+// Close releases the directory's handles. Locks taken in it stay held.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for owner, f := range d.private {
+		f.Close()
+		delete(d.private, owner)
+	}
+	return d.fd.Close()
+}
+
+// Path is the directory's path, as given to Open.
 func (d *Dir) Path() string { return d.path }
+
+// Replaced reports whether the path no longer names the directory this Dir
+// holds: it was removed (and maybe made again). Everything written since
+// went into a directory nobody else can find.
+func (d *Dir) Replaced() bool {
+	var held, now unix.Stat_t
+	if unix.Fstat(int(d.fd.Fd()), &held) != nil {
+		return false
+	}
+	if held.Nlink == 0 {
+		return true // removed; the handle keeps it alive for us alone
+	}
+	if err := unix.Stat(d.path, &now); err != nil {
+		return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR)
+	}
+	return now.Dev != held.Dev || now.Ino != held.Ino
+}
+
+func (d *Dir) dirfd() int { return int(d.fd.Fd()) }
 
 func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
 
-// writeAtomic replaces the file name with data: a temporary file beside it,
-// then rename, so a reader sees the old content or the new, never a part.
-// No fsync: the directory is an emptyDir that does not outlive its node, so
-// a crash of the node loses the Pod anyway; see the package doc.
-func (d *Dir) writeAtomic(name string, data []byte) (err error) {
-	tmp, err := d.createTemp(name)
+// openFile opens a file of the protocol: never through a symlink, never
+// blocking on a FIFO, and only if it is a regular file. A missing file
+// gives an error wrapping fs.ErrNotExist.
+func (d *Dir) openFile(name string, flag int) (*os.File, error) {
+	fd, err := openat(d.dirfd(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, filePerm)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("open %s: is a symlink; markers are never followed through links", d.join(name))
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.join(name), Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.join(name))
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("open %s: not a regular file (%s)", d.join(name), info.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// exists reports whether name is in the directory (whatever it is).
+func (d *Dir) exists(name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(d.dirfd(), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// privateDir is the writer's own hidden subdirectory (.job.tmp,
+// .sidecar-NAME.tmp) for the temporary files of its atomic writes. inotify
+// does not look into subdirectories, so the create, chmod and writes of an
+// atomic write wake nobody: watchers see one event, the rename into place.
+// Being the writer's own, it can be private (0700) even when the Pod's
+// containers run as different users. It is made on first use, after the
+// writer's lock exists, and opened once.
+func (d *Dir) privateDir(file string) (*os.File, error) {
+	owner := strings.TrimSuffix(strings.TrimSuffix(file, stateSuffix), lockSuffix)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f := d.private[owner]; f != nil {
+		return f, nil
+	}
+	name := tempPrefix + owner + ".tmp"
+	if err := unix.Mkdirat(d.dirfd(), name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+		return nil, &fs.PathError{Op: "create temporary directory", Path: d.join(name), Err: err}
+	}
+	fd, err := openat(d.dirfd(), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open temporary directory", Path: d.join(name), Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.join(name))
+	d.private[owner] = f
+	return f, nil
+}
+
+// tempFile is a file written in a writer's private directory, to be renamed
+// (or linked) into the shared directory.
+type tempFile struct {
+	dir  *os.File // the private directory
+	name string
+}
+
+// writeTemp writes data into a new temporary file for the writer of name.
+func (d *Dir) writeTemp(name string, data []byte) (tmp tempFile, err error) {
+	private, err := d.privateDir(name)
+	if err != nil {
+		return tmp, err
+	}
+	tmp = tempFile{dir: private, name: name + "." + strconv.FormatUint(rand.Uint64(), 36)}
+	fd, err := openat(int(private.Fd()), tmp.name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, filePerm)
+	if err != nil {
+		return tmp, &fs.PathError{Op: "create temporary file in", Path: d.path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), tmp.name)
+	defer func() {
+		if err != nil {
+			tmp.remove()
+		}
+	}()
+	// The umask may have taken the others' read permission away.
+	if err = f.Chmod(filePerm); err != nil {
+		f.Close()
+		return tmp, err
+	}
+	if _, err = f.Write(data); err != nil {
+		f.Close()
+		return tmp, err
+	}
+	return tmp, f.Close()
+}
+
+func (t tempFile) remove() { unix.Unlinkat(int(t.dir.Fd()), t.name, 0) }
+
+// renameInto moves the temporary file over name. rename never follows a
+// symlink at the target: a planted link is replaced, not written through.
+// It needs no free space: a full directory still takes it.
+func (d *Dir) renameInto(t tempFile, name string) error {
+	return unix.Renameat(int(t.dir.Fd()), t.name, d.dirfd(), name)
+}
+
+// writeAtomic replaces the file name with data: a temporary file, then
+// rename, so a reader sees the old content or the new, never a part. No
+// fsync: the directory is an emptyDir that does not outlive its node, so a
+// crash of the node loses the Pod anyway; see the package doc.
+func (d *Dir) writeAtomic(name string, data []byte) error {
+	tmp, err := d.writeTemp(name, data)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", d.join(name), err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(filePerm); err != nil {
-		return fmt.Errorf("write %s: %w", d.join(name), err)
-	}
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", d.join(name), err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", d.join(name), err)
-	}
-	// rename never follows a symlink at the target: a planted link is
-	// replaced, not written through.
-	if err = os.Rename(tmp.Name(), d.join(name)); err != nil {
+	if err := d.renameInto(tmp, name); err != nil {
+		tmp.remove()
 		return fmt.Errorf("write %s: %w", d.join(name), err)
 	}
 	return nil
 }
 
-// createTemp creates a temporary file for the writer of name, in that
-// writer's own hidden subdirectory (.job.tmp, .sidecar-NAME.tmp). inotify
-// does not look into subdirectories, so the create, chmod and writes of an
-// atomic write wake nobody: watchers see one event, the rename into place.
-// Being the writer's own, the subdirectory can be private (0700) even when
-// the Pod's containers run as different users.
-func (d *Dir) createTemp(name string) (*os.File, error) {
-	owner := strings.TrimSuffix(strings.TrimSuffix(name, stateSuffix), lockSuffix)
-	private := d.join(tempPrefix + owner + ".tmp")
-	tmp, err := os.CreateTemp(private, name+".*")
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.Mkdir(private, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, err
-		}
-		tmp, err = os.CreateTemp(private, name+".*")
-	}
+// Reserved is a marker written ahead of time, put in place later by a
+// rename: the one write that still works when the directory has no free
+// space left.
+type Reserved struct {
+	d    *Dir
+	name string
+	tmp  tempFile
+}
+
+// ReserveJob writes s now, to put in place as job.state later with Commit.
+func (d *Dir) ReserveJob(s JobState) (*Reserved, error) {
+	data, err := s.MarshalText()
 	if err != nil {
-		// Name the directory we write to, not the temporary file.
-		var pathErr *fs.PathError
-		if errors.As(err, &pathErr) {
-			err = &fs.PathError{Op: "create temporary file in", Path: d.path, Err: pathErr.Err}
-		}
 		return nil, err
 	}
-	return tmp, nil
+	tmp, err := d.writeTemp(JobStateFile, data)
+	if err != nil {
+		return nil, fmt.Errorf("reserve %s: %w", d.join(JobStateFile), err)
+	}
+	return &Reserved{d: d, name: JobStateFile, tmp: tmp}, nil
 }
+
+// Commit puts the reserved marker in place. It allocates nothing.
+func (r *Reserved) Commit() error {
+	if err := r.d.renameInto(r.tmp, r.name); err != nil {
+		return fmt.Errorf("write %s: %w", r.d.join(r.name), err)
+	}
+	return nil
+}
+
+// Discard removes the reserved marker unused.
+func (r *Reserved) Discard() { r.tmp.remove() }
 
 // readMarker reads a marker file without following symlinks and without
 // blocking on FIFOs, and refuses anything that is not a small regular file.
 // A missing file returns an error wrapping fs.ErrNotExist.
 func (d *Dir) readMarker(name string) ([]byte, error) {
-	path := d.join(name)
-	f, err := openNoFollow(path, os.O_RDONLY)
+	f, err := d.openFile(name, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxMarkerSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", d.join(name), err)
 	}
 	if len(data) > MaxMarkerSize {
-		return nil, fmt.Errorf("read %s: %w: larger than %d bytes", path, ErrMalformed, MaxMarkerSize)
+		return nil, fmt.Errorf("read %s: %w: larger than %d bytes", d.join(name), ErrMalformed, MaxMarkerSize)
 	}
 	return data, nil
 }
@@ -229,7 +347,15 @@ func (d *Dir) ReadSidecar(name string) (s SidecarState, found bool, err error) {
 
 // SidecarNames lists the sidecars that have a state file, sorted.
 func (d *Dir) SidecarNames() ([]string, error) {
-	entries, err := os.ReadDir(d.path)
+	// A handle of its own: a directory's read offset is shared by all
+	// users of one handle.
+	fd, err := openat(d.dirfd(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", d.path, err)
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", d.path, err)
 	}
@@ -241,4 +367,14 @@ func (d *Dir) SidecarNames() ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// openat retries on EINTR, which a signal to a Go program can cause.
+func openat(dir int, name string, flag int, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dir, name, flag, perm)
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
+	}
 }

@@ -1,11 +1,11 @@
 package signalfs
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -25,215 +25,275 @@ type Lock struct {
 	Honoured bool
 }
 
-// LockJob takes the exclusive lock on job.lock, waiting up to wait for a
-// sidecar that holds it briefly (sidecars take it, shared, only for an
-// instant after the previous holder died). A lock held longer belongs to
-// another job-signal on the same directory, which is a configuration error.
-// A job.lock that does not exist yet is created holding restartPolicy, so
-// that sidecars can tell what a job-signal that died before writing
-// job.state meant.
-func (d *Dir) LockJob(ctx context.Context, wait time.Duration, restartPolicy string) (*Lock, error) {
+// ErrLockHeld is wrapped when another live process holds the lock
+// exclusively: another job-signal, or another sidecar-watch of that name,
+// uses the directory.
+var ErrLockHeld = errors.New("held by another process")
+
+// readersGone bounds how long a lock taken shared by readers may delay an
+// exclusive one: readers hold it for an instant (see WaitLockFree).
+const readersGone = time.Second
+
+// LockJob takes the exclusive lock on job.lock. A job.lock that does not
+// exist yet is created already locked, holding restartPolicy, so that
+// sidecars can tell what a job-signal that died before writing job.state
+// meant; when the directory has no room for that content the file is
+// created empty (sidecars then take the death as final). Another
+// job-signal holding the lock is an error at once (ErrLockHeld): two jobs
+// on one directory would overwrite each other's results.
+func (d *Dir) LockJob(restartPolicy string) (*Lock, error) {
 	content, err := jobLockInfo{restartPolicy: restartPolicy}.MarshalText()
 	if err != nil {
 		return nil, err
 	}
-	return d.lock(ctx, JobLockFile, content, wait, "another job-signal")
+	l, err := d.lock(JobLockFile, content)
+	if errors.Is(err, ErrLockHeld) {
+		err = fmt.Errorf("%w%s; is another job-signal using --dir %s?", err, d.jobHolder(), d.path)
+	}
+	return l, err
 }
 
-// LockSidecar takes the exclusive lock on sidecar-NAME.lock, waiting up to
-// wait for a reader's brief shared lock.
-func (d *Dir) LockSidecar(ctx context.Context, name string, wait time.Duration) (*Lock, error) {
+// LockSidecar takes the exclusive lock on sidecar-NAME.lock. Another
+// sidecar-watch with the same name is an error at once (ErrLockHeld).
+func (d *Dir) LockSidecar(name string) (*Lock, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	return d.lock(ctx, SidecarLockFile(name), nil, wait, "another sidecar-watch --name "+name)
+	l, err := d.lock(SidecarLockFile(name), nil)
+	if errors.Is(err, ErrLockHeld) {
+		holder := ""
+		if s, found, _ := d.ReadSidecar(name); found && s.PID != 0 {
+			holder = fmt.Sprintf(" (sidecar-watch pid %d in its container)", s.PID)
+		}
+		err = fmt.Errorf("%w%s; is another sidecar-watch --name %s using --dir %s?", err, holder, name, d.path)
+	}
+	return l, err
 }
 
-func (d *Dir) lock(ctx context.Context, file string, content []byte, wait time.Duration, holder string) (*Lock, error) {
-	path := d.join(file)
-	f, err := openNoFollow(path, os.O_RDWR)
+// jobHolder describes the job-signal that holds job.lock, from what its
+// job.state says.
+func (d *Dir) jobHolder() string {
+	s, found, _ := d.ReadJob()
+	if !found || s.PID == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (job-signal pid %d in its container, attempt %d, started %s)", s.PID, s.Attempt, s.Started.Format(time.RFC3339))
+}
+
+func (d *Dir) lock(file string, content []byte) (*Lock, error) {
+	f, err := d.openFile(file, os.O_RDWR)
 	for errors.Is(err, fs.ErrNotExist) {
 		var l *Lock
 		if l, err = d.createLocked(file, content); !errors.Is(err, fs.ErrExist) {
 			return l, err
 		}
 		// Another process created it first: lock theirs.
-		f, err = openNoFollow(path, os.O_RDWR)
+		f, err = d.openFile(file, os.O_RDWR)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
-	deadline := time.Now().Add(wait)
-	delay := time.Millisecond
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	deadline := time.Now().Add(readersGone)
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		err = flock(f, unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			break
+			return &Lock{file: f, Honoured: d.lockEnforced(file)}, nil
 		}
-		if errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) {
+		if noLocking(err) {
 			// No locking here at all: carry on without kernel-backed liveness.
 			return &Lock{file: f, Honoured: false}, nil
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
+			return nil, fmt.Errorf("lock %s: %w", d.join(file), err)
 		}
-		if time.Now().After(deadline) {
+		// Readers hold it shared for an instant; an exclusive holder is
+		// another writer, which will not let go.
+		if d.heldExclusive(file) || time.Now().After(deadline) {
 			f.Close()
-			return nil, fmt.Errorf("lock %s: held by another process for %s; is %s using this directory?", path, wait, holder)
+			return nil, fmt.Errorf("lock %s: %w", d.join(file), ErrLockHeld)
 		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, context.Cause(ctx))
-		case <-time.After(delay):
-		}
-		delay = min(delay*2, 100*time.Millisecond)
+		time.Sleep(delay)
 	}
-	return &Lock{file: f, Honoured: lockEnforced(path)}, nil
 }
 
-// createLocked creates file already locked: a temporary file is written
-// and locked, then linked into place (link fails if the name exists, where
-// rename would replace it). Nobody ever sees the file unlocked while its
-// creator lives, so a lock file that exists and is free means its creator
-// is gone.
-func (d *Dir) createLocked(file string, content []byte) (l *Lock, err error) {
-	path := d.join(file)
-	tmp, err := d.createTemp(file)
-	if err != nil {
-		var pathErr *fs.PathError
-		if errors.As(err, &pathErr) {
-			err = pathErr.Err
-		}
-		return nil, fmt.Errorf("create lock %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	defer func() {
-		if err != nil {
-			tmp.Close()
-		}
-	}()
-	if err = tmp.Chmod(filePerm); err != nil {
-		return nil, fmt.Errorf("create lock: %w", err)
-	}
-	if _, err = tmp.Write(content); err != nil {
-		return nil, fmt.Errorf("create lock: %w", err)
-	}
-	honoured := true
-	if err = unix.Flock(int(tmp.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		if !errors.Is(err, unix.ENOLCK) && !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EINVAL) {
-			return nil, fmt.Errorf("create lock: %w", err)
-		}
-		honoured, err = false, nil
-	}
-	if err = os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("create lock: %w", err)
-	}
-	return &Lock{file: tmp, Honoured: honoured && lockEnforced(path)}, nil
-}
-
-// lockEnforced checks that a second open file description cannot take a
-// shared lock while we hold the exclusive one.
-func lockEnforced(path string) bool {
-	probe, err := openNoFollow(path, os.O_RDONLY)
+// heldExclusive reports whether someone holds file's lock exclusively: a
+// shared lock cannot be had then, while it can beside readers.
+func (d *Dir) heldExclusive(file string) bool {
+	probe, err := d.openFile(file, os.O_RDONLY)
 	if err != nil {
 		return false
 	}
 	defer probe.Close()
-	err = unix.Flock(int(probe.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	err = flock(probe, unix.LOCK_SH|unix.LOCK_NB)
 	if err == nil {
-		unix.Flock(int(probe.Fd()), unix.LOCK_UN)
+		flock(probe, unix.LOCK_UN)
 		return false
 	}
 	return errors.Is(err, unix.EWOULDBLOCK)
+}
+
+// createLocked creates file already locked, so that nobody ever sees it
+// unlocked while its creator lives: a lock file that exists and is free
+// means its creator is gone. The file is made without a name (O_TMPFILE),
+// written, locked, and only then linked into place, so the lock file is
+// the first entry its creator makes in the directory. Where O_TMPFILE is
+// not available it is made in the writer's private subdirectory instead.
+func (d *Dir) createLocked(file string, content []byte) (*Lock, error) {
+	fd, err := openat(d.dirfd(), ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, filePerm)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL) {
+		return d.createLockedNamed(file, content) // no O_TMPFILE here
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+	}
+	f := os.NewFile(uintptr(fd), d.join(file))
+	l, err := d.lockAndLink(f, file, content, func() error {
+		// A file without a name is linked through its /proc handle; that
+		// needs no privilege, where AT_EMPTY_PATH does.
+		err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), d.dirfd(), file, unix.AT_SYMLINK_FOLLOW)
+		if errors.Is(err, unix.ENOENT) {
+			err = unix.Linkat(fd, "", d.dirfd(), file, unix.AT_EMPTY_PATH)
+		}
+		return err
+	})
+	if err != nil {
+		f.Close()
+	}
+	return l, err
+}
+
+// createLockedNamed is createLocked through a named temporary file.
+func (d *Dir) createLockedNamed(file string, content []byte) (*Lock, error) {
+	tmp, err := d.writeTemp(file, nil)
+	if err != nil {
+		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+	}
+	defer tmp.remove()
+	fd, err := openat(int(tmp.dir.Fd()), tmp.name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+	}
+	f := os.NewFile(uintptr(fd), d.join(file))
+	l, err := d.lockAndLink(f, file, content, func() error {
+		return unix.Linkat(int(tmp.dir.Fd()), tmp.name, d.dirfd(), file, 0)
+	})
+	if err != nil {
+		f.Close()
+	}
+	return l, err
+}
+
+// lockAndLink writes content into the unlinked or hidden file f, locks it
+// and links it into place as file. A content that does not fit (no space
+// left) is left out rather than failing: the lock matters more.
+func (d *Dir) lockAndLink(f *os.File, file string, content []byte, link func() error) (*Lock, error) {
+	if err := f.Chmod(filePerm); err != nil {
+		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+	}
+	if _, err := f.Write(content); err != nil {
+		if !errors.Is(err, unix.ENOSPC) && !errors.Is(err, unix.EDQUOT) {
+			return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+		}
+		f.Truncate(0)
+	}
+	honoured := true
+	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if !noLocking(err) {
+			return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+		}
+		honoured = false
+	}
+	if err := link(); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return nil, fs.ErrExist
+		}
+		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+	}
+	return &Lock{file: f, Honoured: honoured && d.lockEnforced(file)}, nil
+}
+
+// lockEnforced checks that a second open file description cannot take a
+// shared lock while we hold the exclusive one.
+func (d *Dir) lockEnforced(file string) bool { return d.heldExclusive(file) }
+
+// noLocking reports an error meaning the filesystem has no flock at all.
+func noLocking(err error) bool {
+	return errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL)
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }
 
 // Release drops the lock. Closing the descriptor is what releases it, as
 // process death would.
 func (l *Lock) Release() error { return l.file.Close() }
 
-// JobLockHeld reports whether a live process holds job.lock. It does not
-// block. A missing lock file means no job-signal ever ran here.
-func (d *Dir) JobLockHeld() (bool, error) { return d.lockHeld(JobLockFile) }
+// LockState is what a lock file says about its holder.
+type LockState int
 
-// JobLockRestartPolicy is the restart policy the job-signal that created
-// job.lock was given, for when it died before writing job.state; Never
-// (sidecars stop) when the file does not say.
-func (d *Dir) JobLockRestartPolicy() string {
-	var info jobLockInfo
-	if data, err := d.readMarker(JobLockFile); err == nil && info.UnmarshalText(data) == nil {
-		return info.restartPolicy
-	}
-	return RestartNever
+const (
+	LockAbsent  LockState = iota // no lock file: its writer never ran here
+	LockHeld                     // a live process holds it
+	LockFree                     // it exists and nobody holds it: its writer is gone
+	LockUnknown                  // it cannot be checked (an error, or liveness=none)
+)
+
+func (s LockState) String() string {
+	return [...]string{"absent", "held", "free", "unknown"}[s]
 }
 
-// JobLockExists reports whether a job-signal has ever run here.
-func (d *Dir) JobLockExists() bool {
-	_, err := os.Lstat(d.join(JobLockFile))
-	return err == nil
-}
-
-// SidecarAlive reports whether the sidecar-watch that wrote s still runs.
-// It can only tell where its lock is honoured (s.Liveness is flock); it
-// says true otherwise.
-func (d *Dir) SidecarAlive(s SidecarState) bool {
-	if s.Liveness != LivenessFlock {
-		return true
-	}
-	held, err := d.lockHeld(SidecarLockFile(s.Name))
-	return held || err != nil
-}
-
-func (d *Dir) lockHeld(file string) (bool, error) {
-	f, err := openNoFollow(d.join(file), os.O_RDONLY)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+// lockState checks file's lock without blocking.
+func (d *Dir) lockState(file string) (LockState, error) {
+	f, err := d.openFile(file, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return LockAbsent, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("check lock: %w", err)
+		return LockUnknown, fmt.Errorf("check lock: %w", err)
 	}
 	defer f.Close()
-	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
-	if errors.Is(err, unix.EWOULDBLOCK) {
-		return true, nil
+	err = flock(f, unix.LOCK_SH|unix.LOCK_NB)
+	switch {
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return LockHeld, nil
+	case err != nil:
+		return LockUnknown, fmt.Errorf("check lock %s: %w", f.Name(), err)
 	}
-	if err != nil {
-		return false, fmt.Errorf("check lock %s: %w", f.Name(), err)
-	}
-	unix.Flock(int(f.Fd()), unix.LOCK_UN)
-	return false, nil
+	flock(f, unix.LOCK_UN)
+	return LockFree, nil
 }
 
-// WaitJobLockFree returns a channel that receives once job.lock is free: at
-// once if it is free now, otherwise when its holder releases it or dies.
-// It waits in the kernel (a blocking flock in its own goroutine), so an idle
-// sidecar costs no wake-ups. A blocked flock cannot be interrupted; when the
-// caller loses interest it simply stops reading the channel, and the
-// goroutine ends when the lock is released (at the latest when job-signal's
+// WaitLockFree returns a channel that receives once file's lock is free: at
+// once if it is free (or missing) now, otherwise when its holder releases it
+// or dies. It waits in the kernel (a blocking flock in its own goroutine),
+// so waiting costs no wake-ups. A blocked flock cannot be interrupted; when
+// the caller loses interest it simply stops reading the channel, and the
+// goroutine ends when the lock is released (at the latest when the holder's
 // container ends). The lock is taken shared and dropped at once, so a new
-// job-signal attempt is never held up.
-func (d *Dir) WaitJobLockFree() <-chan error {
+// holder is never held up for long (see readersGone).
+func (d *Dir) WaitLockFree(file string) <-chan error {
 	free := make(chan error, 1)
-	f, err := openNoFollow(d.join(JobLockFile), os.O_RDONLY)
+	f, err := d.openFile(file, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		free <- nil
+		return free
+	}
 	if err != nil {
 		free <- fmt.Errorf("wait for lock: %w", err)
 		return free
 	}
 	go func() {
 		defer f.Close()
-		var err error
-		for {
-			err = unix.Flock(int(f.Fd()), unix.LOCK_SH)
-			if !errors.Is(err, unix.EINTR) {
-				break
-			}
-		}
+		err := flock(f, unix.LOCK_SH)
 		if err == nil {
-			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+			flock(f, unix.LOCK_UN)
 		} else {
 			err = fmt.Errorf("wait for lock %s: %w", f.Name(), err)
 		}
@@ -242,23 +302,13 @@ func (d *Dir) WaitJobLockFree() <-chan error {
 	return free
 }
 
-// openNoFollow opens a file of the protocol: never through a symlink, never
-// blocking on a FIFO, and only if it is a regular file.
-func openNoFollow(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, filePerm)
-	if errors.Is(err, unix.ELOOP) {
-		return nil, fmt.Errorf("open %s: is a symlink; markers are never followed through links", path)
+// jobLockPolicy is the restart policy the job-signal that created job.lock
+// was given, for when it died before writing job.state; "" when the file
+// does not say (it was created in a full directory, or is not ours).
+func (d *Dir) jobLockPolicy() string {
+	var info jobLockInfo
+	if data, err := d.readMarker(JobLockFile); err == nil && info.UnmarshalText(data) == nil {
+		return info.restartPolicy
 	}
-	if err != nil {
-		return nil, err
-	}
-	info, err := f.Stat()
-	if err == nil && !info.Mode().IsRegular() {
-		err = fmt.Errorf("open %s: not a regular file (%s)", path, info.Mode().Type())
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return ""
 }

@@ -48,6 +48,7 @@ type JobState struct {
 	ChildPID      int      // COMMAND's PID once running
 	RestartPolicy string   // Never or OnFailure
 	Liveness      string   // flock or none
+	Version       string   // job-signal's version, for status to compare
 	WaitFor       []string // sidecars at the ready gate
 	Started       time.Time
 	Updated       time.Time
@@ -60,20 +61,6 @@ type JobState struct {
 	Message     string
 }
 
-// Succeeded reports whether the attempt finished with exit code 0.
-func (j JobState) Succeeded() bool { return j.Phase == JobDone && j.ExitCode == 0 }
-
-// Final reports whether a done job means the sidecars should stop: success,
-// or failure when no new attempt will follow (restartPolicy Never), or the
-// Pod is going away. Under OnFailure the kubelet restarts the failed
-// container, which needs its sidecars.
-func (j JobState) Final() bool {
-	if j.Phase != JobDone {
-		return false
-	}
-	return j.ExitCode == 0 || j.RestartPolicy != RestartOnFailure || j.Terminating
-}
-
 const kindJob = "job"
 
 // MarshalText encodes the state in the marker format.
@@ -83,6 +70,7 @@ func (j JobState) MarshalText() ([]byte, error) {
 	r.set("phase", string(j.Phase))
 	r.set("restart-policy", j.RestartPolicy)
 	r.set("liveness", j.Liveness)
+	r.setText("version", j.Version)
 	r.set("pid", itoaNonZero(j.PID))
 	r.set("child-pid", itoaNonZero(j.ChildPID))
 	r.set("wait-for", strings.Join(j.WaitFor, ","))
@@ -119,6 +107,7 @@ func (j *JobState) UnmarshalText(data []byte) error {
 	collect(err)
 	s.Liveness, err = r.oneOf("liveness", false, LivenessFlock, LivenessNone)
 	collect(err)
+	s.Version, _ = r.str("version", false)
 	s.PID, err = r.integer("pid", false, 1, 1<<22)
 	collect(err)
 	s.ChildPID, err = r.integer("child-pid", false, 1, 1<<22)
@@ -171,6 +160,7 @@ type SidecarState struct {
 	PID       int    // sidecar-watch's PID
 	ChildPID  int    // the sidecar command's PID while it runs
 	Liveness  string // flock: sidecar-watch holds sidecar-NAME.lock; none
+	Version   string // sidecar-watch's version, for status to compare
 	Restarts  int
 	After     []string
 	StopAfter []string
@@ -193,6 +183,7 @@ func (s SidecarState) MarshalText() ([]byte, error) {
 	r.set("name", s.Name)
 	r.set("phase", string(s.Phase))
 	r.set("liveness", s.Liveness)
+	r.setText("version", s.Version)
 	r.set("pid", itoaNonZero(s.PID))
 	r.set("child-pid", itoaNonZero(s.ChildPID))
 	r.set("restarts", strconv.Itoa(s.Restarts))
@@ -232,6 +223,7 @@ func (s *SidecarState) UnmarshalText(data []byte) error {
 	out.Phase = SidecarPhase(phase)
 	out.Liveness, err = r.oneOf("liveness", false, LivenessFlock, LivenessNone)
 	collect(err)
+	out.Version, _ = r.str("version", false)
 	out.PID, err = r.integer("pid", false, 1, 1<<22)
 	collect(err)
 	out.ChildPID, err = r.integer("child-pid", false, 1, 1<<22)

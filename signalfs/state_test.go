@@ -53,23 +53,6 @@ func TestSidecarStateRoundTrip(t *testing.T) {
 	}
 }
 
-func TestFinal(t *testing.T) {
-	for _, tc := range []struct {
-		s    JobState
-		want bool
-	}{
-		{JobState{Phase: JobRunning, RestartPolicy: RestartNever}, false},
-		{JobState{Phase: JobDone, RestartPolicy: RestartNever, ExitCode: 1}, true},
-		{JobState{Phase: JobDone, RestartPolicy: RestartOnFailure, ExitCode: 0}, true},
-		{JobState{Phase: JobDone, RestartPolicy: RestartOnFailure, ExitCode: 1}, false},
-		{JobState{Phase: JobDone, RestartPolicy: RestartOnFailure, ExitCode: 143, Terminating: true}, true},
-	} {
-		if got := tc.s.Final(); got != tc.want {
-			t.Errorf("%+v: Final() = %v, want %v", tc.s, got, tc.want)
-		}
-	}
-}
-
 const goodJob = "job-signal v1 job\nattempt=1\nphase=done\nrestart-policy=Never\nexit-code=0\nreason=exited\n"
 
 func TestParseRejectsMalformed(t *testing.T) {

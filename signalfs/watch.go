@@ -38,6 +38,11 @@ type Watcher struct {
 	// C receives a value whenever files of interest may have changed.
 	// Changes that arrive while a value is pending are folded into it.
 	C <-chan struct{}
+	// Replaced receives a value when the directory's path no longer names
+	// the watched directory: it was removed, and maybe made again. The
+	// consumer must open the path again (see Dir.Replaced); this watcher
+	// sees nothing more.
+	Replaced <-chan struct{}
 
 	mode   string
 	cancel context.CancelFunc
@@ -48,15 +53,20 @@ type Watcher struct {
 func (w *Watcher) Mode() string { return w.mode }
 
 // Close stops the watcher and waits for its goroutine to end.
-func (w *Watcher) Close() error {
+func (w *Watcher) Close() {
 	w.cancel()
 	<-w.done
-	return nil
 }
 
 // Watch starts watching the directory. It falls back to polling, and logs
 // why, when inotify cannot be used.
-func (d *Dir) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
+//
+// That the directory was removed cannot be learnt from its own watch: the
+// kernel reports it only once nothing holds the directory any more, and
+// the lock files its readers and writers keep open do. So the parent
+// directory is watched too, for the directory's name; when polling, each
+// poll also checks it.
+func (d *Dir) Watch(opts WatchOptions) *Watcher {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
@@ -65,22 +75,23 @@ func (d *Dir) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	changed := make(chan struct{}, 1)
-	ctx, cancel := context.WithCancel(ctx)
-	w := &Watcher{C: changed, cancel: cancel, done: make(chan struct{})}
+	replaced := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &Watcher{C: changed, Replaced: replaced, cancel: cancel, done: make(chan struct{})}
 
 	var fsw *fsnotify.Watcher
 	if !opts.Poll {
 		var err error
-		fsw, err = newInotify(d.path)
+		fsw, err = d.newInotify(log)
 		if err != nil {
-			log.Warn("inotify unavailable; polling the directory instead", "dir", d.path, "interval", opts.PollInterval, "err", err)
+			log.Warn("inotify unavailable; polling the directory instead", "dir", d.path, "pollInterval", opts.PollInterval, "err", err)
 		}
 	}
 	interest := map[string]bool{}
 	for _, f := range opts.Files {
 		interest[f] = true
 	}
-	l := &watchLoop{dir: d.path, interest: interest, changed: changed, interval: opts.PollInterval, log: log}
+	l := &watchLoop{d: d, interest: interest, changed: changed, replaced: replaced, interval: opts.PollInterval, log: log}
 	if fsw != nil {
 		w.mode = "inotify"
 	} else {
@@ -88,21 +99,30 @@ func (d *Dir) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
 	}
 	// The watch is set (or polling chosen): now the first scan.
 	l.notify()
+	l.checkReplaced()
 	go func() {
 		defer close(w.done)
 		l.run(ctx, fsw)
 	}()
-	return w, nil
+	return w
 }
 
-func newInotify(path string) (*fsnotify.Watcher, error) {
+// newInotify watches the directory and, for its removal, its parent.
+func (d *Dir) newInotify(log *slog.Logger) (*fsnotify.Watcher, error) {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("create inotify watcher: %w", err)
 	}
-	if err := fsw.Add(path); err != nil {
+	if err := fsw.Add(d.path); err != nil {
 		fsw.Close()
-		return nil, fmt.Errorf("watch %s: %w", path, err)
+		return nil, fmt.Errorf("watch %s: %w", d.path, err)
+	}
+	if parent := filepath.Dir(filepath.Clean(d.path)); parent != d.path {
+		if err := fsw.Add(parent); err != nil {
+			// Only the directory's removal goes unnoticed: an emptyDir
+			// is a mount point and cannot be removed anyway.
+			log.Debug("cannot watch the directory's parent; its removal would go unnoticed", "parent", parent, "err", err)
+		}
 	}
 	return fsw, nil
 }
@@ -110,17 +130,27 @@ func newInotify(path string) (*fsnotify.Watcher, error) {
 // watchLoop is owned by one goroutine: it owns the fsnotify watcher and the
 // polling ticker.
 type watchLoop struct {
-	dir      string
+	d        *Dir
 	interest map[string]bool
 	changed  chan struct{}
+	replaced chan struct{}
 	interval time.Duration
 	log      *slog.Logger
+	gone     bool // replaced was sent
 }
 
 func (l *watchLoop) notify() {
 	select {
 	case l.changed <- struct{}{}:
 	default: // one is pending already; the consumer will re-read everything
+	}
+}
+
+// checkReplaced tells the consumer, once, that the directory was replaced.
+func (l *watchLoop) checkReplaced() {
+	if !l.gone && l.d.Replaced() {
+		l.gone = true
+		l.replaced <- struct{}{}
 	}
 }
 
@@ -131,7 +161,7 @@ func (l *watchLoop) run(ctx context.Context, fsw *fsnotify.Watcher) {
 		if err == nil {
 			return
 		}
-		l.log.Warn("inotify failed; polling the directory instead", "dir", l.dir, "interval", l.interval, "err", err)
+		l.log.Warn("inotify failed; polling the directory instead", "dir", l.d.path, "pollInterval", l.interval, "err", err)
 		l.notify()
 	}
 	ticker := time.NewTicker(l.interval)
@@ -141,6 +171,7 @@ func (l *watchLoop) run(ctx context.Context, fsw *fsnotify.Watcher) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+			l.checkReplaced()
 			l.notify()
 		}
 	}
@@ -149,6 +180,7 @@ func (l *watchLoop) run(ctx context.Context, fsw *fsnotify.Watcher) {
 // runInotify returns nil when ctx ends, or the error that made inotify
 // unusable.
 func (l *watchLoop) runInotify(ctx context.Context, fsw *fsnotify.Watcher) error {
+	base := filepath.Base(filepath.Clean(l.d.path))
 	for {
 		select {
 		case <-ctx.Done():
@@ -157,10 +189,15 @@ func (l *watchLoop) runInotify(ctx context.Context, fsw *fsnotify.Watcher) error
 			if !ok {
 				return errors.New("inotify event channel closed")
 			}
-			if ev.Name == l.dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-				return fmt.Errorf("directory %s was removed or renamed", l.dir)
+			dir, name := filepath.Split(ev.Name)
+			if filepath.Clean(dir) != filepath.Clean(l.d.path) {
+				// An event in the parent: about us only if it names us.
+				if name == base {
+					l.checkReplaced()
+				}
+				continue
 			}
-			if l.interesting(filepath.Base(ev.Name)) {
+			if l.interesting(name) {
 				l.notify()
 			}
 		case err, ok := <-fsw.Errors:
@@ -169,7 +206,8 @@ func (l *watchLoop) runInotify(ctx context.Context, fsw *fsnotify.Watcher) error
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				// Events were dropped: everything may have changed.
-				l.log.Warn("inotify queue overflowed; rescanning", "dir", l.dir)
+				l.log.Warn("inotify queue overflowed; rescanning", "dir", l.d.path)
+				l.checkReplaced()
 				l.notify()
 				continue
 			}

@@ -1,7 +1,6 @@
 package signalfs
 
 import (
-	"context"
 	"testing"
 	"time"
 )
@@ -32,10 +31,7 @@ func TestWatchSeesMarkerWrittenBefore(t *testing.T) {
 			t.Fatal(err)
 		}
 		opts.Files = []string{JobStateFile}
-		w, err := d.Watch(context.Background(), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := d.Watch(opts)
 		defer w.Close()
 		waitChange(t, w)
 		s, found, err := d.ReadJob()
@@ -50,10 +46,7 @@ func TestWatchSeesMarkerWrittenAfter(t *testing.T) {
 	forModes(t, func(t *testing.T, opts WatchOptions) {
 		d := openTemp(t)
 		opts.Files = []string{JobStateFile}
-		w, err := d.Watch(context.Background(), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := d.Watch(opts)
 		defer w.Close()
 		waitChange(t, w) // the initial scan
 		if _, found, _ := d.ReadJob(); found {
@@ -80,10 +73,7 @@ func TestWatchSeesMarkerWrittenAfter(t *testing.T) {
 // Writes to files nobody asked about do not wake an inotify watcher.
 func TestWatchFiltersFiles(t *testing.T) {
 	d := openTemp(t)
-	w, err := d.Watch(context.Background(), WatchOptions{Files: []string{JobStateFile}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := d.Watch(WatchOptions{Files: []string{JobStateFile}})
 	defer w.Close()
 	if w.Mode() != "inotify" {
 		t.Skipf("inotify unavailable: %s", w.Mode())
@@ -108,10 +98,7 @@ func TestWatchFiltersFiles(t *testing.T) {
 func TestWatchCloseEndsGoroutine(t *testing.T) {
 	forModes(t, func(t *testing.T, opts WatchOptions) {
 		d := openTemp(t)
-		w, err := d.Watch(context.Background(), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := d.Watch(opts)
 		closed := make(chan struct{})
 		go func() { w.Close(); close(closed) }()
 		select {

@@ -61,7 +61,7 @@ type LogOptions struct {
 func (o LogOptions) Logger(w io.Writer, program string) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(o.LogLevel))
-	hopts := &slog.HandlerOptions{Level: level}
+	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: durationsAsText}
 	var h slog.Handler
 	if o.LogFormat == "json" {
 		h = slog.NewJSONHandler(w, hopts)
@@ -69,6 +69,16 @@ func (o LogOptions) Logger(w io.Writer, program string) *slog.Logger {
 		h = slog.NewTextHandler(w, hopts)
 	}
 	return slog.New(h).With("prog", program)
+}
+
+// durationsAsText writes every duration as Go writes it ("5m0s"), in text
+// and JSON alike: slog's JSON handler would write nanoseconds. One
+// convention for every log line, whoever logs it.
+func durationsAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // Env is what every command's Run method receives.
@@ -129,7 +139,11 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 		// The grammar is ours: a mistake in it is a bug.
 		panic(err)
 	}
-	kctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(FlagsOf(grammar).joinValues(args))
+	var invalid *invalidError
+	if errors.As(err, &invalid) {
+		err = invalid.err // without the command path kong puts first
+	}
 	if err != nil {
 		if onParseError != nil {
 			onParseError(err)
@@ -139,6 +153,21 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 		return ExitUsage
 	}
 	return report(program, stderr, run(kctx))
+}
+
+// invalidError is a Validate hook's error.
+type invalidError struct{ err error }
+
+func (e *invalidError) Error() string { return e.err.Error() }
+func (e *invalidError) Unwrap() error { return e.err }
+
+// Invalid marks err, from a Validate hook, as the usage error to report as
+// it is; nil stays nil.
+func Invalid(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &invalidError{err}
 }
 
 // report is the one place where an error becomes an exit code.

@@ -1,8 +1,8 @@
 package jobsignal
 
 import (
-	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -12,60 +12,92 @@ import (
 	"github.com/job-signal/job-signal/signalfs"
 )
 
-// notReady is a sidecar that has not passed the gate, and why.
-type notReady struct {
-	name string
-	why  string
+// gateProgress is how often the gate says what it still waits for.
+const gateProgress = 10 * time.Second
+
+// verdict sorts the sidecars the gate waits for by what they mean for it.
+type verdict struct {
+	pending    []signalfs.SidecarView // not ready yet, may still be
+	failed     []signalfs.SidecarView // stopped or failed for good: will never be ready
+	terminated []signalfs.SidecarView // stopped because the Pod is terminating
+}
+
+// judge is the gate's decision over the classified sidecars.
+func judge(views []signalfs.SidecarView) verdict {
+	var v verdict
+	for _, s := range views {
+		switch {
+		case s.Ready():
+		case s.Condition == signalfs.SidecarIsStopped && s.State.Terminating:
+			v.terminated = append(v.terminated, s)
+		case s.NeverReady():
+			v.failed = append(v.failed, s)
+		default:
+			v.pending = append(v.pending, s)
+		}
+	}
+	return v
 }
 
 // readyGate waits until every sidecar in waitFor is ready. On a timeout, a
 // sidecar that failed for good, or a stop signal, it writes the done marker
-// (so the sidecars stop) and returns the error job-signal exits with;
-// COMMAND never runs then.
+// and returns the error job-signal exits with; COMMAND never runs then.
 func (r *runner) readyGate(waitFor []string) error {
-	files := make([]string, len(waitFor))
-	for i, name := range waitFor {
-		files[i] = signalfs.SidecarStateFile(name)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w, err := r.dir.Watch(ctx, signalfs.WatchOptions{Files: files, Poll: r.cfg.Poll, PollInterval: r.cfg.PollInterval, Logger: r.log})
-	if err != nil {
-		return r.finish(cli.ExitFailure, signalfs.ReasonError, "", fmt.Errorf("watch --dir %s: %w", r.cfg.Dir, err))
-	}
-	defer w.Close()
-
-	var timeout <-chan time.Time
-	if r.cfg.ReadyTimeout > 0 {
-		timer := time.NewTimer(r.cfg.ReadyTimeout)
-		defer timer.Stop()
-		timeout = timer.C
-	}
-	r.log.Info("waiting for sidecars", "wait_for", waitFor, "timeout", r.cfg.ReadyTimeout, "watch", w.Mode())
+	// Any sidecar's state: a name in --wait-for with no state may be a typo
+	// of one that reports.
+	w := r.dir.Watch(signalfs.WatchOptions{Poll: r.cfg.Poll, PollInterval: r.cfg.PollInterval, Logger: r.log})
+	defer func() { w.Close() }()
+	timeout, stopTimeout := cli.After(r.cfg.ReadyTimeout)
+	defer stopTimeout()
+	progress := time.NewTicker(gateProgress)
+	defer progress.Stop()
+	r.log.Info("waiting for sidecars", "waitFor", waitFor, "readyTimeout", r.cfg.ReadyTimeout, "watch", w.Mode())
 	ready := map[string]bool{}
-	var pending []notReady
+	var v verdict
+	var said string // the last progress said at debug level
 	for {
 		select {
 		case <-w.C:
-			var failed, terminated []notReady
-			pending, failed, terminated = r.checkReady(waitFor, ready)
-			if len(terminated) > 0 {
+			views := make([]signalfs.SidecarView, len(waitFor))
+			for i, name := range waitFor {
+				views[i] = r.dir.Sidecar(name)
+				if views[i].Ready() && !ready[name] {
+					ready[name] = true
+					r.log.Info("sidecar ready", "name", name, "waited", time.Since(r.started).Round(time.Millisecond))
+				}
+			}
+			v = judge(views)
+			if len(v.terminated) > 0 {
 				// A sidecar-watch is only told to stop when the Pod is
 				// deleted; our own signal is on its way. End as it would.
 				r.terminating = true
-				err := fmt.Errorf("the Pod is terminating (sidecar %s stopped) while waiting for sidecars; COMMAND was not started", list(terminated))
+				err := fmt.Errorf("the Pod is terminating (sidecar %s) while waiting for sidecars; COMMAND was not started", r.list(v.terminated))
 				return r.finish(128+int(syscall.SIGTERM), signalfs.ReasonInterrupted, "", err)
 			}
-			if len(failed) > 0 {
-				err := fmt.Errorf("sidecar gone before COMMAND could start: %s; COMMAND was not started and %s", list(failed), r.sidecarsFate())
+			if len(v.failed) > 0 {
+				err := fmt.Errorf("sidecar gone before COMMAND could start: %s; COMMAND was not started and %s", r.list(v.failed), r.sidecarsFate(v.failed))
 				return r.finish(cli.ExitFailure, signalfs.ReasonSidecarFailed, "", err)
 			}
-			if len(pending) == 0 {
+			if len(v.pending) == 0 {
 				r.log.Info("all sidecars ready", "waited", time.Since(r.started).Round(time.Millisecond))
 				return nil
 			}
+			if now := r.list(v.pending); now != said {
+				said = now
+				r.log.Debug("still waiting for sidecars", "pending", now)
+			}
+		case <-progress.C:
+			r.log.Info("still waiting for sidecars", "pending", r.list(v.pending), "waited", time.Since(r.started).Round(time.Second), "readyTimeout", r.cfg.ReadyTimeout)
+		case <-w.Replaced:
+			// Our state went with the old directory: record it in the new
+			// one (write carries on there), and watch that.
+			if err := r.write(); err != nil {
+				return r.finish(cli.ExitFailure, signalfs.ReasonError, "", err)
+			}
+			w.Close()
+			w = r.dir.Watch(signalfs.WatchOptions{Poll: r.cfg.Poll, PollInterval: r.cfg.PollInterval, Logger: r.log})
 		case <-timeout:
-			err := fmt.Errorf("--ready-timeout %s passed with sidecars not ready: %s; COMMAND was not started and %s", r.cfg.ReadyTimeout, list(pending), r.sidecarsFate())
+			err := fmt.Errorf("--ready-timeout %s passed with sidecars not ready: %s; COMMAND was not started and %s", r.cfg.ReadyTimeout, r.list(v.pending), r.sidecarsFate(nil))
 			return r.finish(cli.ExitFailure, signalfs.ReasonReadyTimeout, "", err)
 		case s := <-r.signals:
 			sig := s.(syscall.Signal)
@@ -74,64 +106,45 @@ func (r *runner) readyGate(waitFor []string) error {
 				continue
 			}
 			r.terminating = true
-			err := fmt.Errorf("received SIG%s while waiting for sidecars %s; COMMAND was not started", proc.SignalName(sig), list(pending))
+			err := fmt.Errorf("received SIG%s while waiting for sidecars %s; COMMAND was not started", proc.SignalName(sig), r.list(v.pending))
 			return r.finish(128+int(sig), signalfs.ReasonInterrupted, proc.SignalName(sig), err)
 		}
 	}
 }
 
 // sidecarsFate says what a failed gate means for the sidecars: under
-// OnFailure the kubelet restarts the main container, which will need them.
-func (r *runner) sidecarsFate() string {
-	if r.cfg.RestartPolicy == signalfs.RestartOnFailure {
+// OnFailure the kubelet restarts the main container, which will need them,
+// so they stay up; those gone stay gone unless their containers restart.
+func (r *runner) sidecarsFate(gone []signalfs.SidecarView) string {
+	if r.cfg.RestartPolicy != signalfs.RestartOnFailure {
+		return "the sidecars were told to stop"
+	}
+	if len(gone) == 0 {
 		return "the sidecars stay up for the next attempt (--restart-policy OnFailure)"
 	}
-	return "the sidecars were told to stop"
+	names := make([]string, len(gone))
+	for i, s := range gone {
+		names[i] = s.Name
+	}
+	return fmt.Sprintf("the other sidecars stay up for the next attempt (--restart-policy OnFailure), which will fail the same way unless %s comes back", strings.Join(names, ", "))
 }
 
-// checkReady reads the state of each sidecar in waitFor. It returns those
-// not ready yet, those that failed for good, and those stopped because the
-// Pod is terminating. ready records which were already reported, so each
-// is logged once.
-func (r *runner) checkReady(waitFor []string, ready map[string]bool) (pending, failed, terminated []notReady) {
-	for _, name := range waitFor {
-		s, found, err := r.dir.ReadSidecar(name)
-		switch {
-		case err != nil:
-			pending = append(pending, notReady{name, err.Error()})
-		case !found:
-			pending = append(pending, notReady{name, fmt.Sprintf("no state yet: is a sidecar-watch running with --name %s and --dir %s?", name, r.cfg.Dir)})
-		case !s.Phase.Gone() && !r.dir.SidecarAlive(s):
-			pending = append(pending, notReady{name, phaseWhy(s) + ", but its sidecar-watch is not running (container died?)"})
-		case s.Phase == signalfs.SidecarReady:
-			if !ready[name] {
-				ready[name] = true
-				r.log.Info("sidecar ready", "name", name, "waited", time.Since(r.started).Round(time.Millisecond))
-			}
-		case s.Phase == signalfs.SidecarStopped && s.Terminating:
-			terminated = append(terminated, notReady{name, phaseWhy(s)})
-		case s.Phase.Gone():
-			// Stopped or failed: it will never be ready (a sidecar-watch
-			// that stopped its sidecar has exited).
-			failed = append(failed, notReady{name, phaseWhy(s)})
-		default:
-			pending = append(pending, notReady{name, phaseWhy(s)})
+// list names each sidecar with why it is not ready; a name that has no
+// state while a near one reports is probably a typo, and is said so.
+func (r *runner) list(views []signalfs.SidecarView) string {
+	var reporting []string
+	parts := make([]string, len(views))
+	for i, s := range views {
+		parts[i] = fmt.Sprintf("%s (%s)", s.Name, s.Why(r.cfg.Dir))
+		if s.Condition != signalfs.SidecarMissing {
+			continue
 		}
-	}
-	return pending, failed, terminated
-}
-
-func phaseWhy(s signalfs.SidecarState) string {
-	if s.LastError != "" {
-		return fmt.Sprintf("%s: %s", s.Phase, s.LastError)
-	}
-	return string(s.Phase)
-}
-
-func list(items []notReady) string {
-	parts := make([]string, len(items))
-	for i, it := range items {
-		parts[i] = fmt.Sprintf("%s (%s)", it.name, it.why)
+		if reporting == nil {
+			reporting, _ = r.dir.SidecarNames()
+		}
+		if near, ok := cli.Nearest(s.Name, reporting); ok && !slices.Contains(r.cfg.waitFor, near) {
+			parts[i] = fmt.Sprintf("%s: no such sidecar; %q is reporting, did you mean it?", s.Name, near)
+		}
 	}
 	return strings.Join(parts, ", ")
 }

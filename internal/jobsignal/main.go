@@ -2,11 +2,21 @@
 // command, holds it at a ready gate until named sidecars are ready, runs it
 // as a proper parent, and on every exit path writes the done marker that
 // tells the sidecars (run under sidecar-watch) to stop.
+//
+//	main.go     the command line, Main, refusing mistyped commands
+//	early.go    job.lock, taken before the command line is parsed
+//	run.go      the run: attempts, COMMAND, signals, the done marker
+//	gate.go     the ready gate on --wait-for sidecars
+//	status.go   job-signal status
+//	install.go  job-signal install
 package jobsignal
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -14,7 +24,6 @@ import (
 	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/internal/version"
-	"github.com/job-signal/job-signal/signalfs"
 )
 
 const description = `Run a Kubernetes Job's main command so that its sidecars (wrapped by
@@ -28,7 +37,7 @@ complete.
 
 Examples:
   job-signal --wait-for proxy -- /app/migrate --all
-  job-signal install /var/run/job-signal/bin     # in an init container
+  job-signal install /var/run/job-signal-bin     # in an init container
   job-signal status                               # what the directory says
 
 Every flag can also be set by the environment variable shown in [brackets].
@@ -57,29 +66,47 @@ func (VersionCmd) Run(env *cli.Env) error {
 	return err
 }
 
+// cliFlags are job-signal's flags, for reading the command line before
+// kong does.
+var cliFlags = cli.FlagsOf(&CLI{})
+
+// subcommands are job-signal's commands, as the first argument.
+var subcommands = []string{"run", "install", "status", "version"}
+
+// notCommands are words people try as a subcommand that job-signal does
+// not have; as the first word they are refused rather than run as COMMAND.
+var notCommands = map[string]string{
+	"help":       "for help run 'job-signal --help'",
+	"completion": "job-signal has no shell completion",
+	"man":        "job-signal has no man page; see 'job-signal --help' and the README",
+	"inject":     "inject is a command of the kubectl plugin: kubectl job-signal inject",
+	"uninject":   "uninject is a command of the kubectl plugin: kubectl job-signal uninject",
+}
+
 // Main runs job-signal with args (without the program name) and returns
 // its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	var c CLI
 	args = withRunCommand(args)
 	var signals chan os.Signal
+	var e *early
 	if args[0] == "run" {
+		if err := refuseMistypedCommand(args[1:]); err != nil {
+			fmt.Fprintf(stderr, "job-signal: error: %s\n", err)
+			return cli.ExitUsage
+		}
+		// Before anything else: see early.go.
+		e = lockEarly(args[1:])
+		defer e.release()
 		var stop func()
 		signals, stop = cli.CatchSignals(proc.ForwardedSignals())
 		defer stop()
 	}
-	onParseError := func(err error) {
-		if args[0] == "run" {
-			recordEarlyFailure(dirFromArgs(args), cli.ExitUsage, err)
-		}
-	}
+	onParseError := func(err error) { e.recordUsageFailure(err) }
 	return cli.Main("job-signal", description, &c, args, stdout, stderr, onParseError, func(k *kong.Context) error {
-		return k.Run(&cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals})
+		return k.Run(&cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}, e)
 	})
 }
-
-// subcommands are job-signal's commands, as the first argument.
-var subcommands = map[string]bool{"run": true, "install": true, "status": true, "version": true}
 
 // withRunCommand makes the default command explicit. kong would otherwise
 // take a COMMAND named like a subcommand after "--" (job-signal -- status)
@@ -87,7 +114,7 @@ var subcommands = map[string]bool{"run": true, "install": true, "status": true, 
 // subcommand (a flag, or COMMAND itself) also means run.
 func withRunCommand(args []string) []string {
 	for _, a := range args {
-		if subcommands[a] {
+		if slices.Contains(subcommands, a) {
 			return args
 		}
 		if a == "--" {
@@ -100,24 +127,41 @@ func withRunCommand(args []string) []string {
 	return append([]string{"run"}, args...)
 }
 
-// dirFromArgs finds the directory a run that could not be parsed meant,
-// so that its failure can still be recorded there.
-func dirFromArgs(args []string) string {
-	for i, a := range args {
-		if a == "--" {
-			break
-		}
-		if v, ok := strings.CutPrefix(a, "--dir="); ok {
-			return v
-		}
-		if a == "--dir" && i+1 < len(args) {
-			return args[i+1]
-		}
+// refuseMistypedCommand refuses a first word, before any "--", that looks
+// like a mistyped subcommand (job-signal stauts) rather than COMMAND: run
+// as COMMAND it would touch the directory, and even overwrite a real job's
+// result. A word that is a path, or a program found in PATH, is COMMAND;
+// after "--" everything is.
+func refuseMistypedCommand(args []string) error {
+	word := cliFlags.Scan(args).First
+	if word == "" || strings.Contains(word, "/") {
+		return nil
 	}
-	if v := os.Getenv("JOB_SIGNAL_DIR"); v != "" {
-		return v
+	if _, err := exec.LookPath(word); err == nil {
+		return nil
 	}
-	return signalfs.DefaultDir
+	if hint, ok := notCommands[word]; ok {
+		return fmt.Errorf("unknown command %q: %s (to run a program called %q as the job, put -- before it)", word, hint, word)
+	}
+	if near, ok := cli.Nearest(word, subcommands); ok {
+		return fmt.Errorf("unknown command %q, did you mean %q? (to run a program called %q as the job, put -- before it)", word, near, word)
+	}
+	return nil
+}
+
+// commandHint is said when COMMAND is not found and its name is close to a
+// subcommand: after "--" it was taken for COMMAND, as it must be.
+func commandHint(command []string) string {
+	if len(command) == 0 || strings.Contains(command[0], "/") {
+		return ""
+	}
+	if near, ok := cli.Nearest(command[0], subcommands); ok {
+		return fmt.Sprintf(" (after -- %q is the job's COMMAND; did you mean 'job-signal %s'?)", command[0], near)
+	}
+	if slices.Contains(subcommands, command[0]) {
+		return fmt.Sprintf(" (after -- %q is the job's COMMAND; for the subcommand leave out the --)", command[0])
+	}
+	return ""
 }
 
 // MainOS is Main with the process's own arguments and streams.

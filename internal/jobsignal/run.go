@@ -1,7 +1,6 @@
 package jobsignal
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,30 +10,30 @@ import (
 
 	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/internal/proc"
+	"github.com/job-signal/job-signal/internal/version"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
 // RunCmd runs the Job's main command.
 type RunCmd struct {
-	Dir           string        `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared with the sidecars (an emptyDir mounted in every container). Created if missing (default ${default})."`
+	cli.Wrapper
+
 	WaitFor       []string      `name:"wait-for" sep:"none" env:"JOB_SIGNAL_WAIT_FOR" placeholder:"NAME,..." help:"Sidecars (their sidecar-watch --name) that must be ready before COMMAND starts."`
-	ReadyTimeout  time.Duration `name:"ready-timeout" default:"5m" env:"JOB_SIGNAL_READY_TIMEOUT" placeholder:"DURATION" help:"Give up waiting for --wait-for after this long (default ${default}; 0: wait for ever). COMMAND then never runs, the sidecars are told to stop, and the error names each sidecar that was not ready and why."`
+	ReadyTimeout  time.Duration `name:"ready-timeout" default:"5m" env:"JOB_SIGNAL_READY_TIMEOUT" placeholder:"DURATION" help:"Give up waiting for --wait-for after this long (0: wait for ever). COMMAND then never runs, and the error names each sidecar that was not ready and why."`
 	RestartPolicy string        `name:"restart-policy" enum:"Never,OnFailure" default:"Never" env:"JOB_SIGNAL_RESTART_POLICY" help:"The Pod's restartPolicy: Never or OnFailure. Under OnFailure a failed attempt leaves the sidecars running for the next one."`
 	SignalGroup   bool          `name:"signal-group" env:"JOB_SIGNAL_SIGNAL_GROUP" help:"Forward signals to COMMAND's whole process group, not only to COMMAND."`
-	Subreaper     bool          `name:"subreaper" env:"JOB_SIGNAL_SUBREAPER" help:"When not PID 1, become a child subreaper so orphaned descendants of COMMAND are reaped here. As PID 1 orphans are always reaped."`
-	Poll          bool          `name:"poll" env:"JOB_SIGNAL_POLL" help:"Poll the directory instead of using inotify (for filesystems where inotify events do not arrive)."`
-	PollInterval  time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" help:"How often to look at the directory when polling (default ${default})."`
-	TermLog       string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if the file exists and is writable (default ${default}; empty: do not)."`
 
-	// waitFor is WaitFor parsed, set by check.
+	// waitFor is WaitFor parsed, set by Validate.
 	waitFor []string
 
 	Command []string `arg:"" optional:"" passthrough:"partial" name:"COMMAND" help:"The main command and its arguments. Put '--' before it when it starts with '-' or is named like a job-signal subcommand."`
 }
 
-// check validates what kong's tags cannot; errors name the flag and are
-// usage errors (exit 2).
-func (c *RunCmd) check() error {
+// Validate checks what kong's tags cannot; kong calls it after parsing,
+// and its errors are usage errors (exit 2) naming the flag.
+func (c *RunCmd) Validate() error { return cli.Invalid(c.validate()) }
+
+func (c *RunCmd) validate() error {
 	if len(cli.Command(c.Command)) == 0 {
 		return errors.New("missing COMMAND: give the command to run after the flags, e.g. job-signal -- /app/run")
 	}
@@ -42,13 +41,7 @@ func (c *RunCmd) check() error {
 	if c.waitFor, err = signalfs.ParseNames(c.WaitFor); err != nil {
 		return fmt.Errorf("--wait-for: %w", err)
 	}
-	if c.ReadyTimeout < 0 {
-		return fmt.Errorf("--ready-timeout: must not be negative, got %s", c.ReadyTimeout)
-	}
-	if c.PollInterval <= 0 {
-		return fmt.Errorf("--poll-interval: must be positive, got %s", c.PollInterval)
-	}
-	return nil
+	return cli.CheckDurations(c)
 }
 
 // runner is one run of COMMAND. Its methods are called from one goroutine.
@@ -56,82 +49,125 @@ type runner struct {
 	cfg     *RunCmd
 	log     *slog.Logger
 	dir     *signalfs.Dir
+	lock    *signalfs.Lock // held until after the done marker; released by the kernel if we die
 	state   signalfs.JobState
 	signals chan os.Signal
 	started time.Time
+	// success is the done marker of a success, written ahead: if the done
+	// marker cannot be written when COMMAND succeeds (no space left), a
+	// rename puts this one in place, and the sidecars stop.
+	success *signalfs.Reserved
 	// terminating is set once job-signal has been told to stop (TERM, INT
-	// or QUIT): the Pod is going away, so even a failure under OnFailure ends
-	// the sidecars.
+	// or QUIT); job.state records it for people.
 	terminating bool
 }
 
 // Run is job-signal's main path. Every way out after the directory is
 // usable writes the done marker.
-func (c *RunCmd) Run(env *cli.Env) error {
+func (c *RunCmd) Run(env *cli.Env, e *early) error {
 	// Signals are caught from the start (Main), so a TERM during start-up
 	// cannot kill us before the done marker is written.
 	signals, stop := env.CaughtSignals(proc.ForwardedSignals())
 	defer stop()
-
-	if err := c.check(); err != nil {
-		recordEarlyFailure(c.Dir, cli.ExitUsage, err)
-		return cli.Exit(cli.ExitUsage, err)
+	if e != nil && e.err != nil {
+		return cli.Failf("--dir %s: %w", c.Dir, e.err)
 	}
-	log := env.Log
-	command := cli.Command(c.Command)
-	waitFor := c.waitFor
-	proc.SetUpReaping(c.Subreaper, log)
-
-	dir, err := signalfs.Open(c.Dir, true)
-	if err != nil {
-		return cli.Failf("--dir %s: %w", c.Dir, err)
+	proc.SetUpReaping(c.Subreaper, env.Log)
+	r := &runner{cfg: c, log: env.Log, signals: signals, started: time.Now()}
+	r.dir, r.lock = e.take(c.Dir)
+	if r.dir == nil {
+		if err := r.attach(); err != nil {
+			return err
+		}
 	}
-	lock, err := dir.LockJob(context.Background(), 10*time.Second, c.RestartPolicy)
-	if err != nil {
-		return cli.Failf("--dir %s: %w", c.Dir, err)
-	}
-	// Released after the done marker is written, or by the kernel if we die.
-	defer lock.Release()
+	defer func() { r.lock.Release(); r.dir.Close() }()
 
-	r := &runner{cfg: c, log: log, dir: dir, signals: signals, started: time.Now()}
 	r.state = signalfs.JobState{
 		Attempt:       1,
 		Phase:         signalfs.JobWaiting,
 		PID:           os.Getpid(),
 		RestartPolicy: c.RestartPolicy,
 		Liveness:      signalfs.LivenessFlock,
-		WaitFor:       waitFor,
+		Version:       version.String(),
+		WaitFor:       c.waitFor,
 		Started:       r.started,
 	}
-	if !lock.Honoured {
+	if !r.lock.Honoured {
 		r.state.Liveness = signalfs.LivenessNone
-		log.Warn("flock is not enforced on this filesystem: if job-signal is killed (SIGKILL, OOM) the sidecars will not notice", "dir", c.Dir)
+		r.log.Warn("flock is not enforced on this filesystem: if job-signal is killed (SIGKILL, OOM) the sidecars will not notice", "dir", c.Dir)
 	}
-	previous, found, err := dir.ReadJob()
+	previous, found, err := r.dir.ReadJob()
 	switch {
 	case err != nil:
-		log.Warn("previous job state unreadable; starting from attempt 1", "err", err)
+		r.log.Warn("previous job state unreadable; starting from attempt 1", "err", err)
 	case found:
 		r.state.Attempt = previous.Attempt + 1
 		if previous.Phase == signalfs.JobDone && previous.RestartPolicy == signalfs.RestartNever && c.RestartPolicy == signalfs.RestartNever {
-			log.Warn("a previous attempt finished here under --restart-policy Never, so its sidecars have stopped; if the Pod's restartPolicy is OnFailure, pass --restart-policy OnFailure",
-				"previous_attempt", previous.Attempt, "previous_exit_code", previous.ExitCode)
+			r.log.Warn("a previous attempt finished here under --restart-policy Never, so its sidecars have stopped; if the Pod's restartPolicy is OnFailure, pass --restart-policy OnFailure",
+				"previousAttempt", previous.Attempt, "previousExitCode", previous.ExitCode)
 		}
 	}
 	if err := r.write(); err != nil {
 		return cli.Failf("--dir %s is not usable: %w (it must be writable by uid %d)", c.Dir, err, os.Getuid())
 	}
-	log.Info("job starting", "attempt", r.state.Attempt, "dir", c.Dir, "wait_for", waitFor, "restart_policy", c.RestartPolicy)
+	r.reserveSuccess()
+	defer func() {
+		if r.success != nil {
+			r.success.Discard()
+		}
+	}()
+	r.log.Info("job starting", "attempt", r.state.Attempt, "dir", c.Dir, "waitFor", c.waitFor, "restartPolicy", c.RestartPolicy)
 
-	if len(waitFor) > 0 {
-		if err := r.readyGate(waitFor); err != nil {
+	if len(c.waitFor) > 0 {
+		if err := r.readyGate(c.waitFor); err != nil {
 			return err
 		}
 	}
-	return r.runCommand(command)
+	return r.runCommand(cli.Command(c.Command))
 }
 
+// attach opens (making it if need be) the directory and takes job.lock.
+func (r *runner) attach() error {
+	dir, err := signalfs.Open(r.cfg.Dir, true)
+	if err != nil {
+		return cli.Failf("--dir %s: %w", r.cfg.Dir, err)
+	}
+	lock, err := dir.LockJob(r.cfg.RestartPolicy)
+	if err != nil {
+		dir.Close()
+		return cli.Failf("--dir %s: %w", r.cfg.Dir, err)
+	}
+	r.dir, r.lock = dir, lock
+	return nil
+}
+
+// reserveSuccess writes the done marker of a success ahead of time.
+func (r *runner) reserveSuccess() {
+	success := r.state
+	success.Phase, success.ExitCode, success.Reason = signalfs.JobDone, 0, signalfs.ReasonExited
+	success.Message = "written ahead at start: the done marker could not be written when COMMAND exited 0 (no space left?)"
+	var err error
+	if r.success, err = r.dir.ReserveJob(success); err != nil {
+		r.log.Warn("cannot write the success marker ahead; a success in a full directory would not reach the sidecars", "err", err)
+	}
+}
+
+// write records the job's state. If the directory was replaced meanwhile
+// (--dir, a subdirectory, removed and made again), the run carries on in
+// the new one, where the sidecars look.
 func (r *runner) write() error {
+	if r.dir.Replaced() {
+		r.log.Warn("the directory was replaced (removed, maybe made again); carrying on in the directory now at its path", "dir", r.cfg.Dir)
+		r.lock.Release()
+		r.dir.Close()
+		if r.success != nil {
+			r.success.Discard()
+			r.success = nil
+		}
+		if err := r.attach(); err != nil {
+			return err
+		}
+	}
 	r.state.Updated = time.Now()
 	return r.dir.WriteJob(r.state)
 }
@@ -142,15 +178,16 @@ func (r *runner) runCommand(command []string) error {
 	foreground := proc.OwnsTerminal()
 	child, err := proc.Start(command, proc.Options{Foreground: foreground})
 	if err != nil {
-		var execErr *proc.ExecError
-		if !errors.As(err, &execErr) {
+		code, ok := proc.ExitCode(err)
+		if !ok {
 			return r.finish(cli.ExitFailure, signalfs.ReasonError, "", fmt.Errorf("start COMMAND: %w", err))
 		}
 		reason := signalfs.ReasonNotExecutable
-		if execErr.Code == proc.ExitNotFound {
+		if code == proc.ExitNotFound {
 			reason = signalfs.ReasonNotFound
+			err = fmt.Errorf("%w%s", err, commandHint(command))
 		}
-		return r.finish(execErr.Code, reason, "", err)
+		return r.finish(code, reason, "", err)
 	}
 	r.state.Phase = signalfs.JobRunning
 	r.state.ChildPID = child.PID()
@@ -206,12 +243,17 @@ func (r *runner) finish(code int, reason, sigName string, cause error) error {
 		r.state.Message = cause.Error()
 	}
 	elapsed := time.Since(r.started).Round(time.Millisecond)
-	if err := r.write(); err != nil {
-		// The exit code still comes back; only the sidecars miss the
-		// marker (they still see the lock released when we exit).
+	switch err := r.write(); {
+	case err == nil:
+		r.log.Info("done marker written", "exitCode", code, "reason", reason, "signal", sigName, "elapsed", elapsed)
+	case code == 0 && r.success != nil && r.success.Commit() == nil:
+		// The rename needs no space: the sidecars learn of the success.
+		r.success = nil
+		r.log.Warn("could not write the done marker; put the success marker written at start in its place", "err", err)
+	default:
+		// The exit code still comes back; the sidecars learn of the end
+		// from the lock we release when we exit, as of a failure.
 		r.log.Error("could not write the done marker", "err", err)
-	} else {
-		r.log.Info("done marker written", "exit_code", code, "reason", reason, "signal", sigName, "elapsed", elapsed)
 	}
 	summary := fmt.Sprintf("job-signal: attempt %d %s (exit code %d) after %s", r.state.Attempt, describe(reason, sigName), code, elapsed)
 	if cause != nil {
@@ -243,30 +285,4 @@ func describe(reason, sigName string) string {
 	default:
 		return "failed"
 	}
-}
-
-// recordEarlyFailure writes a done marker for a job-signal that fails
-// before it can start (a usage error): without one, the sidecars would wait
-// for ever for a job that will never run. The failure repeats on every
-// restart, so the marker is final (restart policy Never) whatever the
-// Pod's policy. Best effort: only into an existing directory, and never
-// while another job-signal holds the lock.
-func recordEarlyFailure(dirPath string, code int, cause error) {
-	dir, err := signalfs.Open(dirPath, false)
-	if err != nil {
-		return
-	}
-	lock, err := dir.LockJob(context.Background(), 0, signalfs.RestartNever)
-	if err != nil {
-		return
-	}
-	defer lock.Release()
-	attempt := 1
-	if previous, found, err := dir.ReadJob(); err == nil && found {
-		attempt = previous.Attempt + 1
-	}
-	now := time.Now()
-	dir.WriteJob(signalfs.JobState{Attempt: attempt, Phase: signalfs.JobDone, PID: os.Getpid(),
-		RestartPolicy: signalfs.RestartNever, Liveness: signalfs.LivenessFlock, Started: now, Updated: now,
-		ExitCode: code, Reason: signalfs.ReasonError, Message: "job-signal: " + cause.Error()})
 }

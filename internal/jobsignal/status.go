@@ -16,7 +16,7 @@ import (
 // kubectl exec.
 type StatusCmd struct {
 	Dir  string `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"The shared directory."`
-	JSON bool   `name:"json" help:"Print JSON instead of text."`
+	JSON bool   `name:"json" help:"Print JSON instead of text (keys in lowerCamelCase, durations as Go duration strings)."`
 }
 
 // Status is the JSON form of the status report.
@@ -24,7 +24,10 @@ type Status struct {
 	Dir      string          `json:"dir"`
 	Job      *JobStatus      `json:"job"`
 	Sidecars []SidecarStatus `json:"sidecars"`
-	Errors   []string        `json:"errors,omitempty"`
+	// Versions lists each program's versions seen in the directory.
+	Versions map[string][]string `json:"versions,omitempty"`
+	Warnings []string            `json:"warnings,omitempty"`
+	Errors   []string            `json:"errors,omitempty"`
 	// LockWithoutState: job.lock exists but job.state does not.
 	LockWithoutState bool `json:"lockWithoutState,omitempty"`
 	lockHeld         bool
@@ -38,6 +41,7 @@ type JobStatus struct {
 	Alive         bool      `json:"alive"`    // job-signal holds job.lock
 	Liveness      string    `json:"liveness"` // flock, or none: Alive cannot be known
 	RestartPolicy string    `json:"restartPolicy"`
+	Version       string    `json:"version,omitempty"`
 	WaitFor       []string  `json:"waitFor,omitempty"`
 	Started       time.Time `json:"started"`
 	Updated       time.Time `json:"updated"`
@@ -51,12 +55,15 @@ type JobStatus struct {
 type SidecarStatus struct {
 	Name      string    `json:"name"`
 	Phase     string    `json:"phase"`
+	Alive     bool      `json:"alive"` // its sidecar-watch holds its lock (true where that cannot be known)
 	Restarts  int       `json:"restarts"`
 	After     []string  `json:"after,omitempty"`
 	StopAfter []string  `json:"stopAfter,omitempty"`
+	Version   string    `json:"version,omitempty"`
 	ExitCode  *int      `json:"exitCode,omitempty"`
 	LastError string    `json:"lastError,omitempty"`
 	Updated   time.Time `json:"updated"`
+	detail    string
 }
 
 // Run prints the status. Unreadable files are reported, not fatal: the
@@ -64,8 +71,13 @@ type SidecarStatus struct {
 func (c *StatusCmd) Run(env *cli.Env) error {
 	dir, err := signalfs.Open(c.Dir, false)
 	if err != nil {
-		return cli.Failf("--dir %s: %w", c.Dir, err)
+		err = fmt.Errorf("--dir %s: %w (give the shared directory with --dir or JOB_SIGNAL_DIR)", c.Dir, err)
+		if c.JSON {
+			json.NewEncoder(env.Stdout).Encode(map[string]string{"dir": c.Dir, "error": err.Error()})
+		}
+		return cli.Failf("%w", err)
 	}
+	defer dir.Close()
 	st := collectStatus(dir)
 	if c.JSON {
 		enc := json.NewEncoder(env.Stdout)
@@ -76,50 +88,71 @@ func (c *StatusCmd) Run(env *cli.Env) error {
 }
 
 func collectStatus(dir *signalfs.Dir) Status {
-	st := Status{Dir: dir.Path(), Sidecars: []SidecarStatus{}, now: time.Now()}
-	job, found, err := dir.ReadJob()
-	if err != nil {
-		st.Errors = append(st.Errors, err.Error())
+	st := Status{Dir: dir.Path(), Sidecars: []SidecarStatus{}, Versions: map[string][]string{}, now: time.Now()}
+	job := dir.Job()
+	if job.Err != nil {
+		st.Errors = append(st.Errors, job.Err.Error())
 	}
-	if !found && err == nil && dir.JobLockExists() {
+	if job.LockErr != nil {
+		st.Errors = append(st.Errors, job.LockErr.Error())
+	}
+	if !job.Found && job.Err == nil && job.Lock != signalfs.LockAbsent {
 		st.LockWithoutState = true
-		st.lockHeld, _ = dir.JobLockHeld()
+		st.lockHeld = job.Lock == signalfs.LockHeld
 	}
-	if found {
-		alive, err := dir.JobLockHeld()
-		if err != nil {
-			st.Errors = append(st.Errors, err.Error())
-		}
-		js := &JobStatus{Attempt: job.Attempt, Phase: string(job.Phase), Alive: alive, Liveness: job.Liveness, RestartPolicy: job.RestartPolicy,
-			WaitFor: job.WaitFor, Started: job.Started, Updated: job.Updated}
-		if job.Phase == signalfs.JobDone {
-			code := job.ExitCode
-			js.ExitCode, js.Reason, js.Signal, js.Message = &code, job.Reason, job.Signal, job.Message
+	if job.Found {
+		s := job.State
+		js := &JobStatus{Attempt: s.Attempt, Phase: string(s.Phase), Alive: job.Lock == signalfs.LockHeld, Liveness: s.Liveness,
+			RestartPolicy: s.RestartPolicy, Version: s.Version, WaitFor: s.WaitFor, Started: s.Started, Updated: s.Updated}
+		if s.Phase == signalfs.JobDone {
+			code := s.ExitCode
+			js.ExitCode, js.Reason, js.Signal, js.Message = &code, s.Reason, s.Signal, s.Message
 		}
 		st.Job = js
+		st.seen("job-signal", s.Version)
 	}
 	names, err := dir.SidecarNames()
 	if err != nil {
 		st.Errors = append(st.Errors, err.Error())
 	}
 	for _, name := range names {
-		s, found, err := dir.ReadSidecar(name)
-		if err != nil {
-			st.Errors = append(st.Errors, err.Error())
+		v := dir.Sidecar(name)
+		switch v.Condition {
+		case signalfs.SidecarUnreadable:
+			st.Errors = append(st.Errors, v.Err.Error())
 			continue
-		}
-		if !found {
+		case signalfs.SidecarMissing:
 			continue // removed since listing
 		}
-		ss := SidecarStatus{Name: s.Name, Phase: string(s.Phase), Restarts: s.Restarts, After: s.After,
-			StopAfter: s.StopAfter, LastError: s.LastError, Updated: s.Updated}
+		s := v.State
+		ss := SidecarStatus{Name: s.Name, Phase: string(s.Phase), Alive: v.Alive, Restarts: s.Restarts, After: s.After,
+			StopAfter: s.StopAfter, Version: s.Version, LastError: s.LastError, Updated: s.Updated, detail: v.Why(dir.Path())}
 		if s.ExitCode >= 0 {
 			code := s.ExitCode
 			ss.ExitCode = &code
 		}
 		st.Sidecars = append(st.Sidecars, ss)
+		st.seen("sidecar-watch", s.Version)
+	}
+	if len(st.Versions["job-signal"]) > 0 && len(st.Versions["sidecar-watch"]) > 0 &&
+		(len(st.Versions["sidecar-watch"]) > 1 || st.Versions["sidecar-watch"][0] != st.Versions["job-signal"][0]) {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("job-signal %s and sidecar-watch %s differ: install both from one image",
+			strings.Join(st.Versions["job-signal"], ","), strings.Join(st.Versions["sidecar-watch"], ",")))
 	}
 	return st
+}
+
+// seen records a program's version, once.
+func (st *Status) seen(program, version string) {
+	if version == "" {
+		version = "unknown"
+	}
+	for _, v := range st.Versions[program] {
+		if v == version {
+			return
+		}
+	}
+	st.Versions[program] = append(st.Versions[program], version)
 }
 
 func (st Status) writeText(out io.Writer) error {
@@ -147,10 +180,23 @@ func (st Status) writeText(out io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s ago\t%s\n", s.Name, s.Phase, s.Restarts, st.age(s.Updated), sidecarDetail(s))
 		}
 	}
+	if len(st.Versions) > 0 {
+		fmt.Fprintf(tw, "\nversions: job-signal %s, sidecar-watch %s\n", joinOr(st.Versions["job-signal"]), joinOr(st.Versions["sidecar-watch"]))
+	}
+	for _, w := range st.Warnings {
+		fmt.Fprintf(tw, "warning: %s\n", w)
+	}
 	for _, e := range st.Errors {
 		fmt.Fprintf(tw, "error: %s\n", e)
 	}
 	return tw.Flush()
+}
+
+func joinOr(versions []string) string {
+	if len(versions) == 0 {
+		return "(none seen)"
+	}
+	return strings.Join(versions, ", ")
 }
 
 func (st Status) jobLine(j *JobStatus) string {
@@ -172,6 +218,11 @@ func (st Status) jobLine(j *JobStatus) string {
 
 func sidecarDetail(s SidecarStatus) string {
 	var parts []string
+	if !s.Alive {
+		parts = append(parts, s.detail)
+	} else if s.LastError != "" {
+		parts = append(parts, s.LastError)
+	}
 	if len(s.After) > 0 {
 		parts = append(parts, "after "+strings.Join(s.After, ","))
 	}
@@ -180,9 +231,6 @@ func sidecarDetail(s SidecarStatus) string {
 	}
 	if s.ExitCode != nil {
 		parts = append(parts, fmt.Sprintf("last exit code %d", *s.ExitCode))
-	}
-	if s.LastError != "" {
-		parts = append(parts, s.LastError)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -34,18 +34,24 @@ func (e *ExecError) Error() string {
 
 func (e *ExecError) Unwrap() error { return e.Err }
 
-// Options says how to start a command. Nil files are inherited from this
-// process (descriptors 0, 1, 2), so the child writes straight to the
+// Options says how to start a command. Its standard files and
+// environment are this process's own, so the child writes straight to the
 // container's log without a copy in between.
 type Options struct {
-	Env []string // nil: this process's environment
-	Dir string
 	// Foreground makes the child's process group the foreground group of
 	// the terminal on stdin (see OwnsTerminal).
 	Foreground bool
-	Stdin      *os.File
-	Stdout     *os.File
-	Stderr     *os.File
+}
+
+// ExitCode is the exit code a wrapper passes on when err kept COMMAND from
+// starting: 127 when it was not found, 126 when it could not be executed.
+// ok is false for any other error.
+func ExitCode(err error) (code int, ok bool) {
+	var execErr *ExecError
+	if errors.As(err, &execErr) {
+		return execErr.Code, true
+	}
+	return 0, false
 }
 
 // Child is a started command. Its process group ID equals its PID.
@@ -90,18 +96,14 @@ func Start(argv []string, opts Options) (*Child, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, &ExecError{Code: ExitNotFound, Err: errors.New("empty command")}
 	}
-	env := opts.Env
-	if env == nil {
-		env = os.Environ()
-	}
+	env := os.Environ()
 	path, err := lookPath(argv[0], env)
 	if err != nil {
 		return nil, err
 	}
 	attr := &syscall.ProcAttr{
-		Dir:   opts.Dir,
 		Env:   env,
-		Files: []uintptr{fdOf(opts.Stdin, 0), fdOf(opts.Stdout, 1), fdOf(opts.Stderr, 2)},
+		Files: []uintptr{0, 1, 2},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Foreground: opts.Foreground, Ctty: 0},
 	}
 	c := &Child{done: make(chan struct{})}
@@ -149,13 +151,6 @@ func (c *Child) wait() {
 func (c *Child) finish(s Status) {
 	c.status = s
 	close(c.done)
-}
-
-func fdOf(f *os.File, def uintptr) uintptr {
-	if f == nil {
-		return def
-	}
-	return f.Fd()
 }
 
 // lookPath resolves the program like a shell: a name with a slash is used as

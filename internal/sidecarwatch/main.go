@@ -1,6 +1,16 @@
 // Package sidecarwatch is the sidecar-watch program: it wraps a sidecar's
 // command, reports it ready, and stops it (its whole process group) when
 // the job run by job-signal is done, then exits 0 so the Pod can succeed.
+//
+// Who does what (see also ARCHITECTURE.md):
+//
+//	main.go     flags and their checks, Main
+//	run.go      set-up, the event loop, reporting the sidecar's state
+//	decide.go   when the sidecar stops: a pure function of the job's view
+//	jobstate.go reading the job's view, the lock waiter, job-start timers
+//	child.go    the sidecar's command: start, readiness, exits, restarts
+//	order.go    --after and --stop-after waits, cycle search
+//	stop.go     the stop sequence: quit URL, signal, grace, SIGKILL
 package sidecarwatch
 
 import (
@@ -41,49 +51,50 @@ Pod is terminating; 2 bad usage; 125 sidecar-watch itself failed; with
 // Cmd is sidecar-watch's command line.
 type Cmd struct {
 	cli.LogOptions
+	cli.Wrapper
 
 	Name string `name:"name" required:"" env:"SIDECAR_WATCH_NAME" placeholder:"NAME" help:"This sidecar's name, as job-signal --wait-for and other sidecars' --after/--stop-after refer to it: a DNS label such as 'proxy'."`
-	Dir  string `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared with job-signal and the other sidecars (default ${default}). Created if missing."`
 
 	ReadyTCP      string        `name:"ready-tcp" xor:"ready" env:"SIDECAR_WATCH_READY_TCP" placeholder:"HOST:PORT" help:"Ready once HOST:PORT accepts a TCP connection."`
 	ReadyHTTP     string        `name:"ready-http" xor:"ready" env:"SIDECAR_WATCH_READY_HTTP" placeholder:"URL" help:"Ready once a GET of URL answers 2xx."`
 	ReadyFile     string        `name:"ready-file" xor:"ready" env:"SIDECAR_WATCH_READY_FILE" placeholder:"PATH" help:"Ready once PATH exists. Without any --ready-* flag the sidecar is ready as soon as COMMAND has started."`
-	ReadyInterval time.Duration `name:"ready-interval" default:"100ms" env:"SIDECAR_WATCH_READY_INTERVAL" placeholder:"DURATION" help:"Longest pause between readiness checks until one passes; the first pauses are shorter (from 5ms, doubling) so a fast sidecar is seen at once (default ${default})."`
-	ProbeTimeout  time.Duration `name:"probe-timeout" default:"1s" env:"SIDECAR_WATCH_PROBE_TIMEOUT" placeholder:"DURATION" help:"Time limit of one readiness check (default ${default})."`
+	ReadyInterval time.Duration `name:"ready-interval" default:"100ms" nonzero:"" env:"SIDECAR_WATCH_READY_INTERVAL" placeholder:"DURATION" help:"Longest pause between readiness checks until one passes; the first pauses are shorter (from 5ms, doubling) so a fast sidecar is seen at once (default ${default})."`
+	ProbeTimeout  time.Duration `name:"probe-timeout" default:"1s" nonzero:"" env:"SIDECAR_WATCH_PROBE_TIMEOUT" placeholder:"DURATION" help:"Time limit of one readiness check (default ${default})."`
 
 	After            []string      `name:"after" sep:"none" env:"SIDECAR_WATCH_AFTER" placeholder:"NAME,..." help:"Start COMMAND only once these sidecars are ready."`
 	AfterTimeout     time.Duration `name:"after-timeout" default:"5m" env:"SIDECAR_WATCH_AFTER_TIMEOUT" placeholder:"DURATION" help:"Give up waiting for --after sidecars after this long (default ${default}; 0: no limit)."`
 	StopAfter        []string      `name:"stop-after" sep:"none" env:"SIDECAR_WATCH_STOP_AFTER" placeholder:"NAME,..." help:"When the job is done, stop only after these sidecars have stopped (a proxy stops last)."`
-	StopAfterTimeout time.Duration `name:"stop-after-timeout" default:"30s" env:"SIDECAR_WATCH_STOP_AFTER_TIMEOUT" placeholder:"DURATION" help:"Stop anyway when --stop-after sidecars have not stopped after this long (default ${default})."`
+	StopAfterTimeout time.Duration `name:"stop-after-timeout" default:"30s" env:"SIDECAR_WATCH_STOP_AFTER_TIMEOUT" placeholder:"DURATION" help:"Stop anyway when --stop-after sidecars have not stopped after this long (default ${default}; 0: no limit)."`
 
-	JobStartTimeout time.Duration `name:"job-start-timeout" default:"0s" env:"SIDECAR_WATCH_JOB_START_TIMEOUT" placeholder:"DURATION" help:"Stop the sidecar and fail when no job-signal has written its state in the directory after this long (default 0: no limit; the Job's activeDeadlineSeconds bounds a Pod whose main container never starts). A warning is logged after a minute either way."`
+	JobStartTimeout time.Duration `name:"job-start-timeout" default:"0s" env:"SIDECAR_WATCH_JOB_START_TIMEOUT" placeholder:"DURATION" help:"Stop the sidecar and fail when no job-signal has shown itself in the directory after this long (default 0: no limit; the Job's activeDeadlineSeconds bounds a Pod whose main container never starts). A warning is logged after a minute either way."`
 
 	StopSignal  string        `name:"stop-signal" default:"TERM" env:"SIDECAR_WATCH_STOP_SIGNAL" placeholder:"SIGNAL" help:"Signal that stops the sidecar: TERM, INT, QUIT, HUP, USR1, USR2 or KILL, with or without SIG (default ${default})."`
 	Grace       time.Duration `name:"grace" default:"10s" env:"SIDECAR_WATCH_GRACE" placeholder:"DURATION" help:"How long the sidecar may take to exit after --quit-url or --stop-signal before the next step (then SIGKILL to its process group). Also how long a terminating Pod's sidecar keeps serving while the job finishes (default ${default})."`
 	QuitURL     string        `name:"quit-url" env:"SIDECAR_WATCH_QUIT_URL" placeholder:"URL" help:"POST here first to stop the sidecar (Envoy/Istio /quitquitquit, cloud-sql-proxy /quitquitquit); fall back to --stop-signal if it fails or the sidecar has not exited within --grace."`
-	QuitTimeout time.Duration `name:"quit-timeout" default:"2s" env:"SIDECAR_WATCH_QUIT_TIMEOUT" placeholder:"DURATION" help:"Time limit of the --quit-url request (default ${default})."`
+	QuitTimeout time.Duration `name:"quit-timeout" default:"2s" nonzero:"" env:"SIDECAR_WATCH_QUIT_TIMEOUT" placeholder:"DURATION" help:"Time limit of the --quit-url request (default ${default})."`
 
 	Restart           string        `name:"restart" enum:"Always,Never" default:"Always" env:"SIDECAR_WATCH_RESTART" help:"When COMMAND ends by itself before the job is done: Always restarts it with exponential back-off (like native sidecars); Never exits with its code (default ${default})."`
-	RestartBackoff    time.Duration `name:"restart-backoff" default:"1s" env:"SIDECAR_WATCH_RESTART_BACKOFF" placeholder:"DURATION" help:"First delay before a restart; it doubles after each quick failure (default ${default})."`
-	RestartBackoffMax time.Duration `name:"restart-backoff-max" default:"30s" env:"SIDECAR_WATCH_RESTART_BACKOFF_MAX" placeholder:"DURATION" help:"Longest delay before a restart (default ${default})."`
-
-	Subreaper    bool          `name:"subreaper" env:"JOB_SIGNAL_SUBREAPER" help:"When not PID 1, become a child subreaper so orphaned descendants of COMMAND are reaped here."`
-	Poll         bool          `name:"poll" env:"JOB_SIGNAL_POLL" help:"Poll the directory instead of using inotify."`
-	PollInterval time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" help:"How often to look at the directory when polling (default ${default})."`
-	TermLog      string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if it exists and is writable (empty: do not)."`
+	RestartBackoff    time.Duration `name:"restart-backoff" default:"1s" nonzero:"" env:"SIDECAR_WATCH_RESTART_BACKOFF" placeholder:"DURATION" help:"First delay before a restart; it doubles after each quick failure (default ${default})."`
+	RestartBackoffMax time.Duration `name:"restart-backoff-max" default:"30s" nonzero:"" env:"SIDECAR_WATCH_RESTART_BACKOFF_MAX" placeholder:"DURATION" help:"Longest delay before a restart (default ${default})."`
 
 	Command []string `arg:"" optional:"" passthrough:"partial" name:"COMMAND" help:"The sidecar's command and its arguments; put '--' before it."`
 
-	// Parsed forms, set by check.
+	// Parsed forms, set by Validate.
 	after, stopAfter []string
 	stopSignal       syscall.Signal
 	probe            probe.Probe
 	quit             probe.HTTP
 }
 
-// check validates what kong's tags cannot. Errors name the flag and are
-// usage errors (exit 2).
-func (c *Cmd) check() error {
+// Validate checks what kong's tags cannot; kong calls it after parsing, and
+// its errors are usage errors (exit 2) naming the flag.
+func (c *Cmd) Validate() error { return cli.Invalid(c.validate()) }
+
+func (c *Cmd) validate() error {
+	if c.Name == "" {
+		// kong checks required flags after this hook.
+		return errors.New("missing flags: --name=NAME: the sidecar's name, as job-signal --wait-for refers to it")
+	}
 	var err error
 	if err = signalfs.ValidName(c.Name); err != nil {
 		return fmt.Errorf("--name: %w", err)
@@ -102,13 +113,11 @@ func (c *Cmd) check() error {
 	}
 	switch {
 	case c.ReadyTCP != "":
-		c.probe, err = probe.NewTCP(c.ReadyTCP)
-		if err != nil {
+		if c.probe, err = probe.NewTCP(c.ReadyTCP); err != nil {
 			return fmt.Errorf("--ready-tcp: %w", err)
 		}
 	case c.ReadyHTTP != "":
-		c.probe, err = probe.NewHTTP(c.ReadyHTTP)
-		if err != nil {
+		if c.probe, err = probe.NewHTTP(c.ReadyHTTP); err != nil {
 			return fmt.Errorf("--ready-http: %w", err)
 		}
 	case c.ReadyFile != "":
@@ -119,27 +128,7 @@ func (c *Cmd) check() error {
 			return fmt.Errorf("--quit-url: %w", err)
 		}
 	}
-	for _, d := range []struct {
-		flag     string
-		value    time.Duration
-		positive bool
-	}{
-		{"--ready-interval", c.ReadyInterval, true},
-		{"--probe-timeout", c.ProbeTimeout, true},
-		{"--after-timeout", c.AfterTimeout, false},
-		{"--stop-after-timeout", c.StopAfterTimeout, false},
-		{"--grace", c.Grace, false},
-		{"--job-start-timeout", c.JobStartTimeout, false},
-		{"--quit-timeout", c.QuitTimeout, true},
-		{"--restart-backoff", c.RestartBackoff, true},
-		{"--restart-backoff-max", c.RestartBackoffMax, true},
-		{"--poll-interval", c.PollInterval, true},
-	} {
-		if d.value < 0 || d.positive && d.value == 0 {
-			return fmt.Errorf("%s: must be positive, got %s", d.flag, d.value)
-		}
-	}
-	return nil
+	return cli.CheckDurations(c)
 }
 
 func (c *Cmd) names(flag string, list []string) ([]string, error) {
@@ -161,12 +150,45 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var c Cmd
 	signals, stop := cli.CatchSignals(proc.ForwardedSignals())
 	defer stop()
-	return cli.Main("sidecar-watch", description, &c, args, stdout, stderr, nil, func(*kong.Context) error {
-		if err := c.check(); err != nil {
-			return cli.Exit(cli.ExitUsage, err)
-		}
+	onParseError := func(err error) { recordUsageFailure(&c, args, err) }
+	return cli.Main("sidecar-watch", description, &c, args, stdout, stderr, onParseError, func(*kong.Context) error {
 		return c.Run(&cli.Env{Log: c.Logger(stderr, "sidecar-watch").With("sidecar", c.Name), Stdout: stdout, Stderr: stderr, Signals: signals})
 	})
+}
+
+// recordUsageFailure records a sidecar-watch that cannot start because of
+// its command line as failed, when its name and directory are usable: the
+// job's ready gate and the other sidecars' --after then fail at once with
+// the message, instead of waiting out their timeouts for a sidecar that
+// will never report. Best effort: only into an existing directory, and
+// never over a live sidecar-watch of that name.
+func recordUsageFailure(c *Cmd, args []string, cause error) {
+	sc := cli.FlagsOf(c).Scan(args)
+	name, dirPath := sc.Values["name"], sc.Values["dir"]
+	if name == "" {
+		name = os.Getenv("SIDECAR_WATCH_NAME")
+	}
+	if dirPath == "" {
+		dirPath = os.Getenv("JOB_SIGNAL_DIR")
+	}
+	if dirPath == "" {
+		dirPath = signalfs.DefaultDir
+	}
+	if signalfs.ValidName(name) != nil {
+		return
+	}
+	dir, err := signalfs.Open(dirPath, false)
+	if err != nil {
+		return
+	}
+	defer dir.Close()
+	lock, err := dir.LockSidecar(name)
+	if err != nil {
+		return
+	}
+	defer lock.Release()
+	dir.WriteSidecar(signalfs.SidecarState{Name: name, Phase: signalfs.SidecarFailed, PID: os.Getpid(),
+		Liveness: signalfs.LivenessFlock, ExitCode: -1, LastError: "sidecar-watch usage error: " + cause.Error(), Updated: time.Now()})
 }
 
 // MainOS is Main with the process's own arguments and streams.

@@ -1,48 +1,56 @@
 package sidecarwatch
 
 import (
-	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/proc"
+	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
-// errJobDone ends a wait because the job is done.
-var errJobDone = errors.New("job done")
+// errStopBeforeStart ends the wait for --after sidecars: the sidecar will
+// not be needed (the job is over, or the Pod is terminating).
+type errStopBeforeStart struct{ why string }
+
+func (e errStopBeforeStart) Error() string { return e.why }
 
 // waitAfter waits until every --after sidecar is ready. It returns
-// errJobDone or errTerminated when there is no point starting any more, and
-// an error when the order can never be met: a sidecar waited for failed, a
-// cycle, or --after-timeout.
+// errStopBeforeStart when there is no point starting any more, and an error
+// when the order can never be met: a sidecar waited for stopped or failed
+// for good, a cycle, or --after-timeout.
 func (s *watch) waitAfter() error {
-	timeout, stop := optionalTimer(s.cfg.AfterTimeout)
+	timeout, stop := cli.After(s.cfg.AfterTimeout)
 	defer stop()
-	s.log.Info("waiting for sidecars to be ready before starting", "after", s.cfg.after, "timeout", s.cfg.AfterTimeout)
+	s.log.Info("waiting for sidecars to be ready before starting", "after", s.cfg.after, "afterTimeout", s.cfg.AfterTimeout)
 	var pending []string
 	for {
 		select {
 		case <-s.w.C:
-		case <-s.lockFree:
-			s.lockFree = nil
+		case <-s.w.Replaced:
+			if err := s.reattach(); err != nil {
+				return err
+			}
+		case <-s.job.lockFree:
+			s.job.lockFree = nil
 		case <-timeout:
 			return fmt.Errorf("--after-timeout %s passed before these sidecars were ready: %s", s.cfg.AfterTimeout, strings.Join(pending, ", "))
 		case sig := <-s.signals:
-			if proc.IsTermination(sig.(syscall.Signal)) {
-				s.terminating = true
-				return errTerminated
+			if stop, why := s.onSignal(sig.(syscall.Signal)); stop {
+				return errStopBeforeStart{why}
+			}
+			if s.terminating {
+				return errStopBeforeStart{"the Pod is terminating"}
 			}
 			continue
 		}
-		if stop, _ := s.jobSaysStop(); stop {
-			return errJobDone
+		if d := s.observeJob(); d.stop {
+			return errStopBeforeStart{d.why}
 		}
 		var err error
-		pending, err = s.pendingAfter()
-		if err != nil {
+		if pending, err = s.pendingAfter(); err != nil {
 			return err
 		}
 		if len(pending) == 0 {
@@ -54,90 +62,111 @@ func (s *watch) waitAfter() error {
 
 // pendingAfter lists the --after sidecars not ready yet, each with why.
 func (s *watch) pendingAfter() ([]string, error) {
-	// Only sidecars still waiting to start can be stuck in a start cycle.
-	startEdges := func(st signalfs.SidecarState) []string {
-		if st.Phase == signalfs.SidecarWaiting {
-			return st.After
-		}
-		return nil
-	}
-	if cycle := s.findCycle(startEdges, s.cfg.after); cycle != nil {
+	if cycle := findCycle(s.cfg.Name, s.cfg.after, s.startEdges); cycle != nil {
 		return nil, fmt.Errorf("--after: start-order cycle %s: none of these can ever start", strings.Join(cycle, " -> "))
 	}
 	var pending []string
 	for _, name := range s.cfg.after {
-		st, found, err := s.dir.ReadSidecar(name)
+		v := s.dir.Sidecar(name)
 		switch {
-		case err != nil:
-			pending = append(pending, fmt.Sprintf("%s (%v)", name, err))
-		case !found:
-			pending = append(pending, name+" (no state yet)")
-		case st.Phase == signalfs.SidecarFailed:
-			return nil, fmt.Errorf("--after: sidecar %s failed and will not become ready: %s", name, st.LastError)
-		case !s.dir.SidecarAlive(st):
-			pending = append(pending, fmt.Sprintf("%s (%s, but its sidecar-watch is not running: container died?)", name, st.Phase))
-		case st.Phase != signalfs.SidecarReady:
-			pending = append(pending, fmt.Sprintf("%s (%s)", name, st.Phase))
+		case v.Ready():
+		case v.NeverReady():
+			return nil, fmt.Errorf("--after: sidecar %s will not become ready (%s)", name, v.Why(s.cfg.Dir))
+		default:
+			pending = append(pending, fmt.Sprintf("%s (%s)", name, v.Why(s.cfg.Dir)))
 		}
 	}
 	return pending, nil
 }
 
-// waitStopAfter waits until every --stop-after sidecar is gone (stopped or
-// failed), at most --stop-after-timeout. A sidecar that never wrote its
-// state is not running, so it is not waited for. A cycle is reported and
-// broken by stopping now: the job is done, and hanging the Pod would be
-// worse than stopping out of order.
-func (s *watch) waitStopAfter() {
-	timeout, stop := optionalTimer(s.cfg.StopAfterTimeout)
-	defer stop()
-	s.log.Info("waiting for sidecars to stop first", "stop_after", s.cfg.stopAfter, "timeout", s.cfg.StopAfterTimeout)
-	check := func() bool {
-		// Every sidecar that has not stopped will wait for its
-		// --stop-after sidecars once it learns the job is done.
-		stopEdges := func(st signalfs.SidecarState) []string {
-			if st.Phase.Gone() {
-				return nil
-			}
-			return st.StopAfter
-		}
-		if cycle := s.findCycle(stopEdges, s.cfg.stopAfter); cycle != nil {
-			s.log.Error("--stop-after: stop-order cycle; stopping now, out of order", "cycle", strings.Join(cycle, " -> "))
-			return true
-		}
-		for _, name := range s.cfg.stopAfter {
-			st, found, err := s.dir.ReadSidecar(name)
-			switch {
-			case err != nil:
-				s.logOnce("stop-after-read:"+name, "cannot read a --stop-after sidecar's state", "name", name, "err", err)
-				return false
-			case !found:
-				s.logOnce("stop-after-missing:"+name, "--stop-after sidecar has no state: not running, not waiting for it", "name", name)
-			case st.Phase.Gone():
-			case !s.dir.SidecarAlive(st):
-				s.logOnce("stop-after-dead:"+name, "--stop-after sidecar's sidecar-watch is not running (container died?): not waiting for it", "name", name)
-			default:
-				return false
-			}
-		}
-		return true
+// startEdges are the --after sidecars a sidecar still waits for: only one
+// waiting to start can be stuck in a start cycle.
+func (s *watch) startEdges(name string) []string {
+	v := s.dir.Sidecar(name)
+	if v.Condition == signalfs.SidecarPending && v.State.Phase == signalfs.SidecarWaiting {
+		return v.State.After
 	}
-	for !check() {
-		select {
-		case <-s.w.C:
-		case <-timeout:
-			s.log.Error("--stop-after sidecars did not stop in time; stopping now, out of order", "timeout", s.cfg.StopAfterTimeout)
-			return
-		}
-	}
-	s.log.Info("sidecars stopped first; stopping now", "stop_after", s.cfg.stopAfter)
+	return nil
 }
 
-// findCycle looks for a cycle reachable from this sidecar along the edges
-// that edges reads from each sidecar's state (its own edges are mine, as
-// the state files of others may not show them yet). It returns the cycle's
-// names, or nil. Sidecars that have not written a state have no known edges.
-func (s *watch) findCycle(edges func(signalfs.SidecarState) []string, mine []string) []string {
+// stopEdges are the --stop-after sidecars a sidecar will wait for once the
+// job is done: none once it is gone.
+func (s *watch) stopEdges(name string) []string {
+	v := s.dir.Sidecar(name)
+	if v.Gone() {
+		return nil
+	}
+	return v.State.StopAfter
+}
+
+// waitStopAfter waits until every --stop-after sidecar is gone (stopped,
+// failed, dead, or never started), at most --stop-after-timeout. A sidecar
+// whose sidecar-watch dies while it waits is noticed at once: its lock is
+// waited on, as the job's is. A cycle is reported and broken by stopping
+// now: the job is done, and hanging the Pod would be worse than stopping
+// out of order. The cycle search runs once: the order each sidecar declares
+// does not change, so a chain of N sidecars costs N checks, not N².
+func (s *watch) waitStopAfter() {
+	if cycle := findCycle(s.cfg.Name, s.cfg.stopAfter, s.stopEdges); cycle != nil {
+		s.log.Error("--stop-after: stop-order cycle; stopping now, out of order", "cycle", strings.Join(cycle, " -> "))
+		return
+	}
+	timeout, stop := cli.After(s.cfg.StopAfterTimeout)
+	defer stop()
+	s.log.Info("waiting for sidecars to stop first", "stopAfter", s.cfg.stopAfter, "stopAfterTimeout", s.cfg.StopAfterTimeout)
+	deaths := make(chan error, len(s.cfg.stopAfter))
+	waiting := map[string]bool{} // sidecars whose lock is waited on
+	for {
+		pending := s.pendingStopAfter(deaths, waiting)
+		if len(pending) == 0 {
+			s.log.Info("sidecars stopped first; stopping now", "stopAfter", s.cfg.stopAfter)
+			return
+		}
+		select {
+		case <-s.w.C:
+		case <-deaths:
+		case <-s.w.Replaced:
+			s.log.Error("the directory was replaced while waiting for --stop-after sidecars; stopping now", "dir", s.cfg.Dir)
+			return
+		case <-timeout:
+			s.log.Error("--stop-after sidecars did not stop in time; stopping now, out of order", "stopAfterTimeout", s.cfg.StopAfterTimeout, "pending", pending)
+			return
+		case sig := <-s.signals:
+			if stop, why := s.onSignal(sig.(syscall.Signal)); stop {
+				s.log.Warn("not waiting for --stop-after sidecars any more", "why", why, "pending", pending)
+				return
+			}
+		}
+	}
+}
+
+// pendingStopAfter lists the --stop-after sidecars still running, and arms
+// a waiter on the lock of each, once, so that its death wakes us.
+func (s *watch) pendingStopAfter(deaths chan<- error, waiting map[string]bool) []string {
+	var pending []string
+	for _, name := range s.cfg.stopAfter {
+		v := s.dir.Sidecar(name)
+		if v.Gone() {
+			if v.Condition == signalfs.SidecarDead || v.Condition == signalfs.SidecarMissing {
+				s.logOnce(slog.LevelWarn, "--stop-after sidecar is not running: not waiting for it", "name", name, "state", v.Why(s.cfg.Dir))
+			}
+			continue
+		}
+		pending = append(pending, name)
+		if !waiting[name] && v.State.Liveness == signalfs.LivenessFlock {
+			waiting[name] = true
+			free := s.dir.WaitLockFree(signalfs.SidecarLockFile(name))
+			go func() { deaths <- <-free }()
+		}
+	}
+	return pending
+}
+
+// findCycle looks for a cycle reachable from the sidecar named self along
+// edges: self's own edges are mine (the state files of others may not show
+// them yet), every other sidecar's come from edges(name). It returns the
+// cycle's names, first repeated at the end, or nil.
+func findCycle(self string, mine []string, edges func(name string) []string) []string {
 	const (
 		visiting = 1
 		done     = 2
@@ -159,12 +188,8 @@ func (s *watch) findCycle(edges func(signalfs.SidecarState) []string, mine []str
 		mark[name] = visiting
 		stack = append(stack, name)
 		next := mine
-		if name != s.cfg.Name {
-			st, found, err := s.dir.ReadSidecar(name)
-			next = nil
-			if found && err == nil && s.dir.SidecarAlive(st) {
-				next = edges(st)
-			}
+		if name != self {
+			next = edges(name)
 		}
 		for _, n := range next {
 			if c := visit(n); c != nil {
@@ -175,16 +200,5 @@ func (s *watch) findCycle(edges func(signalfs.SidecarState) []string, mine []str
 		mark[name] = done
 		return nil
 	}
-	return visit(s.cfg.Name)
-}
-
-// optionalTimer returns a channel that fires once d has passed, or nil
-// (never ready) when d is 0, meaning no limit; and the function that
-// releases the timer.
-func optionalTimer(d time.Duration) (<-chan time.Time, func() bool) {
-	if d <= 0 {
-		return nil, func() bool { return false }
-	}
-	t := time.NewTimer(d)
-	return t.C, t.Stop
+	return visit(self)
 }

@@ -3,10 +3,7 @@ package sidecarwatch
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/signalfs"
@@ -15,48 +12,69 @@ import (
 // stop ends the sidecar because the job is done or the Pod is terminating:
 // after the --stop-after sidecars are gone, it stops the whole process
 // group and returns nil, so sidecar-watch exits 0.
+//
+// Without --stop-after, the signal (or quit request) leaves first, and only
+// then does sidecar-watch stop listening to the directory, log and record:
+// with many sidecars on few cores, every microsecond before the signal is
+// paid by the last sidecar to stop.
 func (s *watch) stop(why string) error {
-	s.log.Info("stopping the sidecar", "why", why)
-	s.cancelProbe()
-	s.restartAt = nil
+	s.sidecar.cancelProbe()
+	s.sidecar.restartAt = nil
 	if len(s.cfg.stopAfter) > 0 {
+		s.log.Info("stopping the sidecar", "why", why)
 		s.state.Phase = signalfs.SidecarStopping
 		s.write()
 		s.waitStopAfter()
 	}
-	s.endChild()
+	s.endSidecar(why)
 	return s.stopped(why)
 }
 
-// endChild stops the sidecar if it runs and records how it ended.
-func (s *watch) endChild() {
-	if s.child == nil {
+// endSidecar stops the sidecar if it runs and records how it ended.
+func (s *watch) endSidecar(why string) {
+	if s.sidecar.child == nil {
+		s.afterStopSent(why)
 		return
 	}
-	s.stopChild()
+	child := s.sidecar.child
+	s.stopChild(child, why)
 	select {
-	case <-s.child.Done():
-		s.state.ExitCode = s.child.Status().ExitCode()
+	case <-child.Done():
+		s.state.ExitCode = child.Status().ExitCode()
 	default:
 		// Stuck in the kernel even after SIGKILL (logged by stopChild):
 		// exiting is still right, the container's end takes it down.
 	}
-	s.child = nil
+	s.sidecar.child = nil
+}
+
+// afterStopSent is what follows the first stop request: stop listening,
+// say why, and record "stopping" for the grace period (nothing waits for
+// "stopping", so it need not come first).
+func (s *watch) afterStopSent(why string) {
+	if len(s.cfg.stopAfter) == 0 {
+		s.w.Close()
+		s.log.Info("stopping the sidecar", "why", why)
+	}
+	if s.state.Phase != signalfs.SidecarStopping {
+		s.state.Phase = signalfs.SidecarStopping
+		s.write()
+	}
 }
 
 // stopChild asks the sidecar to quit (--quit-url, then --stop-signal to its
 // process group), and SIGKILLs the group after --grace. It returns once the
 // sidecar's process has ended and its group is empty, or, after SIGKILL,
 // at most a few seconds later.
-func (s *watch) stopChild() {
-	child := s.child
+func (s *watch) stopChild(child *proc.Child, why string) {
 	start := time.Now()
 	if s.cfg.QuitURL != "" {
-		if err := s.postQuit(); err != nil {
+		err := s.postQuit()
+		s.afterStopSent(why)
+		if err != nil {
 			s.log.Warn("quit URL failed; using the stop signal", "url", s.cfg.QuitURL, "err", err)
 		} else {
 			s.log.Info("asked the sidecar to quit", "via", "quit-url", "url", s.cfg.QuitURL)
-			s.markStopping()
 			if s.waitGone(child, time.Now().Add(s.cfg.Grace)) {
 				s.log.Info("sidecar stopped", "via", "quit-url", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
 				return
@@ -64,12 +82,15 @@ func (s *watch) stopChild() {
 			s.log.Warn("sidecar still running after the quit URL and --grace; using the stop signal", "grace", s.cfg.Grace)
 		}
 	}
-	if err := child.SignalGroup(s.cfg.stopSignal); err != nil {
+	err := child.SignalGroup(s.cfg.stopSignal)
+	if s.cfg.QuitURL == "" {
+		s.afterStopSent(why)
+	}
+	if err != nil {
 		s.log.Warn("could not signal the sidecar's process group", "signal", proc.SignalName(s.cfg.stopSignal), "err", err)
 	} else {
 		s.log.Info("sent stop signal", "via", "signal", "signal", proc.SignalName(s.cfg.stopSignal), "pgid", child.PID())
 	}
-	s.markStopping()
 	if s.waitGone(child, time.Now().Add(s.cfg.Grace)) {
 		s.log.Info("sidecar stopped", "via", "signal", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
 		return
@@ -82,16 +103,6 @@ func (s *watch) stopChild() {
 		s.log.Error("sidecar process group still present 5s after SIGKILL", "pgid", child.PID())
 	}
 	s.log.Info("sidecar killed", "via", "kill", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
-}
-
-// markStopping records the stopping phase for the grace period. It is
-// written after the quit request or signal, not before: nothing waits for
-// "stopping", and the signal should leave as early as possible.
-func (s *watch) markStopping() {
-	if s.state.Phase != signalfs.SidecarStopping {
-		s.state.Phase = signalfs.SidecarStopping
-		s.write()
-	}
 }
 
 // waitGone waits until the sidecar has exited and no live process is left
@@ -115,10 +126,6 @@ func (s *watch) waitGone(child *proc.Child, deadline time.Time) bool {
 		}
 	}
 	return true
-}
-
-func killGroup(pgid int) {
-	unix.Kill(-pgid, syscall.SIGKILL)
 }
 
 // postQuit POSTs to --quit-url; a 2xx answer is success.

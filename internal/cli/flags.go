@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Wrapper holds the flags job-signal and sidecar-watch share, declared
+// once with one help text and one environment variable each. Both embed it.
+type Wrapper struct {
+	Dir          string        `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared by job-signal and the sidecar-watch of every sidecar (an emptyDir mounted in each container); created if missing."`
+	Poll         bool          `name:"poll" env:"JOB_SIGNAL_POLL" help:"Poll the directory instead of using inotify (for filesystems where inotify events do not arrive)."`
+	PollInterval time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" nonzero:"" help:"How often to look at the directory when polling."`
+	Subreaper    bool          `name:"subreaper" env:"JOB_SIGNAL_SUBREAPER" help:"When not PID 1, become a child subreaper so orphaned descendants of COMMAND are reaped here (as PID 1 they always are)."`
+	TermLog      string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if the file exists and is writable (empty: nowhere)."`
+}
+
+// CheckDurations checks every time.Duration flag of the struct v points to
+// and of the structs it embeds: none may be negative, and one tagged
+// nonzero must be positive. One rule and one wording for both programs;
+// a new duration flag is checked without anyone remembering to.
+func CheckDurations(v any) error {
+	var err error
+	walkFlags(reflect.ValueOf(v).Elem(), func(f reflect.StructField, value reflect.Value) {
+		d, ok := value.Interface().(time.Duration)
+		if !ok || err != nil {
+			return
+		}
+		_, nonzero := f.Tag.Lookup("nonzero")
+		switch {
+		case d < 0:
+			err = fmt.Errorf("--%s: must not be negative, got %s", f.Tag.Get("name"), d)
+		case d == 0 && nonzero:
+			err = fmt.Errorf("--%s: must be positive, got %s", f.Tag.Get("name"), d)
+		}
+	})
+	return err
+}
+
+// walkFlags calls visit for each flag field (one with a name tag) of the
+// struct s, descending into embedded structs.
+func walkFlags(s reflect.Value, visit func(reflect.StructField, reflect.Value)) {
+	t := s.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			walkFlags(s.Field(i), visit)
+			continue
+		}
+		if f.Tag.Get("name") != "" && !hasTag(f, "arg") && !hasTag(f, "cmd") {
+			visit(f, s.Field(i))
+		}
+	}
+}
+
+func hasTag(f reflect.StructField, key string) bool {
+	_, ok := f.Tag.Lookup(key)
+	return ok
+}
+
+// Flags knows which long flags of a grammar take a value, so that the
+// command line can be read before kong parses it.
+type Flags map[string]bool // name -> takes a value
+
+// FlagsOf collects the flags of the struct grammar points to: its own,
+// those of embedded structs and those of its commands.
+func FlagsOf(grammar any) Flags {
+	flags := Flags{}
+	var collect func(reflect.Type)
+	collect = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			switch {
+			case f.Anonymous && f.Type.Kind() == reflect.Struct, hasTag(f, "cmd"):
+				collect(f.Type)
+			case f.Tag.Get("name") != "" && !hasTag(f, "arg"):
+				flags[f.Tag.Get("name")] = f.Type.Kind() != reflect.Bool
+			}
+		}
+	}
+	collect(reflect.TypeOf(grammar).Elem())
+	return flags
+}
+
+// Scanned is what a command line says before kong reads it.
+type Scanned struct {
+	// Values holds the last value given to each flag, as kong keeps it.
+	Values map[string]string
+	// First is the first word that is neither a flag nor a flag's value,
+	// before any "--": kong takes it for a command or for COMMAND. Empty
+	// when there is none.
+	First string
+}
+
+// Scan reads args (without the program name) as kong will. A flag that
+// takes a value takes the next word, whatever it looks like.
+func (fl Flags) Scan(args []string) Scanned {
+	sc := Scanned{Values: map[string]string{}}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		switch {
+		case !strings.HasPrefix(a, "-") || a == "-":
+			sc.First = a
+			return sc
+		case !strings.HasPrefix(a, "--"):
+			continue // a short flag (-h)
+		case hasValue:
+			sc.Values[name] = value
+		case fl[name] && i+1 < len(args):
+			i++
+			sc.Values[name] = args[i]
+		}
+	}
+	return sc
+}
+
+// joinValues makes kong take a value that starts with "-" (a negative
+// duration: --grace -1s) as the value it is, not as a short flag: such a
+// pair becomes --grace=-1s.
+func (fl Flags) joinValues(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name, isLong := strings.CutPrefix(a, "--")
+		if isLong && !strings.Contains(name, "=") && fl[name] && i+1 < len(args) && strings.HasPrefix(args[i+1], "-") && args[i+1] != "--" {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// After returns a channel that fires once d has passed, or nil (never
+// ready) when d is 0, meaning no limit; and the function that releases the
+// timer. The one way both programs wait with an optional limit.
+func After(d time.Duration) (<-chan time.Time, func() bool) {
+	if d <= 0 {
+		return nil, func() bool { return false }
+	}
+	t := time.NewTimer(d)
+	return t.C, t.Stop
+}
