@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -36,11 +37,13 @@ type containerRecord struct {
 const recordVersion = 1
 
 func (r record) encode() string {
-	b, err := json.Marshal(r)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep '>' and '&' of shell commands readable
+	if err := enc.Encode(r); err != nil {
 		panic(err) // strings and bools only
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func decodeRecord(s string) (record, error) {
