@@ -10,9 +10,9 @@ import (
 // template is one Pod template found in a document: a mapping with
 // metadata (annotations) and spec (a PodSpec).
 type template struct {
-	doc   *document
-	where string     // "document 2 (line 14), Job nightly-export, spec.template"
-	obj   *yaml.Node // the mapping holding metadata and spec
+	doc      *document
+	where    string     // "document 2 (line 14), Job nightly-export, spec.template"
+	obj      *yaml.Node // the mapping holding metadata and spec
 	specNode *yaml.Node
 }
 

@@ -236,7 +236,9 @@ func (p *wordPool) take(v any) (*yaml.Node, yaml.Style, bool) {
 	if !ok {
 		return nil, 0, false
 	}
-	i := slices.IndexFunc(p.nodes, func(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Value == word && n.ShortTag() == "!!str" })
+	i := slices.IndexFunc(p.nodes, func(n *yaml.Node) bool {
+		return n.Kind == yaml.ScalarNode && n.Value == word && n.ShortTag() == "!!str"
+	})
 	if i < 0 {
 		return nil, 0, false
 	}

@@ -75,4 +75,3 @@ func (r *certReloader) tlsConfig() *tls.Config {
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return r.current() },
 	}
 }
-
