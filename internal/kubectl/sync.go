@@ -3,6 +3,7 @@ package kubectl
 import (
 	"reflect"
 	"slices"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -47,6 +48,9 @@ func syncMap(n *yaml.Node, old, new *omap) {
 	// The old nodes of command and args, whose words may move from one to
 	// the other (a wrapped command moves into args).
 	pool := newWordPool(mapValue(n, "command"), mapValue(n, "args"))
+	_, argsStay := new.vals["args"]
+	_, hadArgs := old.vals["args"]
+	pool.merging = hadArgs && !argsStay
 	var kept []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, value := n.Content[i].Value, n.Content[i+1]
@@ -75,17 +79,18 @@ func syncMap(n *yaml.Node, old, new *omap) {
 		if _, inOld := old.vals[key]; inOld || mapValue(n, key) != nil {
 			continue
 		}
-		value := toNode(new.vals[key])
+		value := compact(toNode(new.vals[key]))
 		if list, ok := new.vals[key].([]any); ok && (key == "command" || key == "args") {
 			value = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 			syncList(value, nil, list, pool)
 		}
-		insertKey(n, key, compact(value))
+		insertKey(n, key, value)
 	}
 }
 
 // compact writes small new maps and lists of scalars in flow style, as
-// people write them in manifests ({medium: Memory}, [ALL]).
+// people write them in manifests ({medium: Memory}, [ALL]); lists of
+// objects stay one object a line.
 func compact(n *yaml.Node) *yaml.Node {
 	for _, c := range n.Content {
 		compact(c)
@@ -95,12 +100,13 @@ func compact(n *yaml.Node) *yaml.Node {
 	}
 	width := 0
 	for _, c := range n.Content {
-		if c.Kind != yaml.ScalarNode && c.Style&yaml.FlowStyle == 0 {
+		flowList := c.Kind == yaml.SequenceNode && c.Style&yaml.FlowStyle != 0
+		if c.Kind != yaml.ScalarNode && !(n.Kind == yaml.MappingNode && flowList) || strings.Contains(c.Value, "\n") {
 			return n
 		}
 		width += len(c.Value) + 2
 	}
-	if width <= 72 && (n.Kind == yaml.SequenceNode || len(n.Content) <= 6) {
+	if width <= 80 {
 		n.Style = yaml.FlowStyle
 	}
 	return n
@@ -175,15 +181,21 @@ func syncList(n *yaml.Node, old, new []any, pool *wordPool) {
 	if pool == nil {
 		pool = newWordPool(n)
 	}
-	origin := n.Style
-	if len(n.Content) == 0 {
-		origin = pool.firstStyle()
+	// A list keeps its look, unless it is new, or all its words come from
+	// a list that goes away (uninject moving args back into command): then
+	// it takes the look of the list its words come from.
+	origin, adopt := n.Style, len(n.Content) == 0 || pool.merging
+	own := map[*yaml.Node]bool{}
+	for _, c := range n.Content {
+		own[c] = true
 	}
 	model := pool.model
 	var content []*yaml.Node
 	for i, e := range new {
 		if node, style, ok := pool.take(e); ok {
-			if i == 0 && len(n.Content) == 0 {
+			if own[node] {
+				adopt = false
+			} else if i == 0 && adopt {
 				origin = style
 			}
 			content = append(content, node)
@@ -195,6 +207,9 @@ func syncList(n *yaml.Node, old, new []any, pool *wordPool) {
 		}
 		content = append(content, word)
 	}
+	if !adopt {
+		origin = n.Style
+	}
 	n.Content, n.Style = content, origin&yaml.FlowStyle
 }
 
@@ -204,6 +219,8 @@ type wordPool struct {
 	nodes  []*yaml.Node
 	styles []yaml.Style
 	model  *yaml.Node // a node whose quoting new words copy
+	// merging: args is going away, its words move into command.
+	merging bool
 }
 
 func newWordPool(seqs ...*yaml.Node) *wordPool {
@@ -221,13 +238,6 @@ func newWordPool(seqs ...*yaml.Node) *wordPool {
 		}
 	}
 	return p
-}
-
-func (p *wordPool) firstStyle() yaml.Style {
-	if len(p.styles) == 0 {
-		return 0
-	}
-	return p.styles[0]
 }
 
 // take removes and returns the first node holding word v.
