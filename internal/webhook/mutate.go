@@ -37,13 +37,14 @@ type Config struct {
 // Decide says whether a Pod is one to inject and, when it is not, why.
 // Pods of Jobs are injected (the namespaceSelector of the webhook
 // configuration decides which namespaces send them), as are Pods labelled
-// job-signal.dev/inject=enabled; the label "disabled" opts a Pod out.
+// job-signal.dev/inject=enabled; the label "disabled" opts a Pod out. A
+// Pod injected already (by the CLI, or by an earlier call when the API
+// server reinvokes the webhook after another one added a container) goes
+// through inject again: that changes nothing, or wraps the new container.
 func Decide(pod *corev1.Pod) (bool, string) {
 	switch {
 	case pod.Labels[inject.LabelInject] == "disabled":
 		return false, "opted out by the label " + inject.LabelInject + "=disabled"
-	case inject.Injected(pod.Annotations):
-		return false, "already injected"
 	case pod.Labels[inject.LabelInject] == "enabled":
 		return true, ""
 	}
@@ -95,6 +96,9 @@ func (c *Config) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	}
 	for _, w := range warnings {
 		resp.Warnings = append(resp.Warnings, "job-signal: "+w)
+	}
+	if len(patch) == 0 {
+		return resp
 	}
 	raw, err := json.Marshal(patch)
 	if err != nil {

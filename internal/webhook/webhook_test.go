@@ -28,7 +28,7 @@ func TestDecide(t *testing.T) {
 		{"a bare Pod", metav1.ObjectMeta{}, false},
 		{"a bare Pod labelled enabled", metav1.ObjectMeta{Labels: map[string]string{inject.LabelInject: "enabled"}}, true},
 		{"a Job's Pod labelled disabled", metav1.ObjectMeta{OwnerReferences: job, Labels: map[string]string{inject.LabelInject: "disabled"}}, false},
-		{"a Job's Pod injected already (by the CLI)", metav1.ObjectMeta{OwnerReferences: job, Annotations: map[string]string{inject.AnnotationInjected: "{}"}}, false},
+		{"a Job's Pod injected already (by the CLI): inject again, a no-op", metav1.ObjectMeta{OwnerReferences: job, Annotations: map[string]string{inject.AnnotationInjected: "{}"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, why := Decide(&corev1.Pod{ObjectMeta: tc.meta})
@@ -58,9 +58,16 @@ func TestMutate(t *testing.T) {
 		t.Errorf("annotations %v warnings %v", after.Annotations, resp.Warnings)
 	}
 
-	// Injecting the result again changes nothing.
+	// Injecting the result again changes nothing...
 	if _, resp := s.post(t, after); resp.Patch != nil {
 		t.Errorf("an injected Pod was patched again: %s", resp.Patch)
+	}
+	// ...unless another webhook added a container since (reinvocation):
+	// that one is wrapped too.
+	after.Spec.Containers = append(after.Spec.Containers, container("mesh", "/mesh"))
+	again, _ := s.post(t, after)
+	if c := again.Spec.Containers[2]; c.Command[0] != inject.SidecarWatchPath || len(again.Spec.InitContainers) != 1 {
+		t.Errorf("reinvoked: %q, %d init containers", c.Command, len(again.Spec.InitContainers))
 	}
 
 	// Another owner's Pod passes untouched.
