@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/version"
@@ -102,7 +103,7 @@ func (r *Resolver) Lookup(ctx context.Context, image string, keychain authn.Keyc
 	} else {
 		desc, err := remote.Head(ref, opts...)
 		if err != nil {
-			return inject.ImageConfig{}, fmt.Errorf("image %s: %w", image, err)
+			return inject.ImageConfig{}, fmt.Errorf("image %s: %w%s", image, err, hint(err))
 		}
 		digest = desc.Digest.String()
 	}
@@ -112,7 +113,7 @@ func (r *Resolver) Lookup(ctx context.Context, image string, keychain authn.Keyc
 	}
 	cfg, err := fetch(ref.Context().Digest(digest), platform, opts)
 	if err != nil {
-		return inject.ImageConfig{}, fmt.Errorf("image %s: %w", image, err)
+		return inject.ImageConfig{}, fmt.Errorf("image %s: %w%s", image, err, hint(err))
 	}
 	r.cache.put(key, cfg)
 	return cfg, nil
@@ -165,6 +166,15 @@ func fetch(ref name.Digest, platform Platform, opts []remote.Option) (inject.Ima
 		return inject.ImageConfig{}, fmt.Errorf("the index has no image for %s", platform)
 	}
 	return *first, nil
+}
+
+// hint says what to do about a refusal by the registry.
+func hint(err error) string {
+	var terr *transport.Error
+	if errors.As(err, &terr) && (terr.StatusCode == http.StatusUnauthorized || terr.StatusCode == http.StatusForbidden) {
+		return " (credentials: docker login for the plugin, the Pod's imagePullSecrets for the webhook)"
+	}
+	return ""
 }
 
 func matches(p *v1.Platform, want Platform) bool {
