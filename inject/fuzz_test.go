@@ -102,23 +102,7 @@ func FuzzInject(f *testing.F) {
 		if err != nil {
 			return
 		}
-		back, err := inject.Uninject(res.Spec, res.Annotations)
-		if err != nil {
-			t.Fatalf("uninject: %v", err)
-		}
-		if d := specDiff(spec, ann, back.Spec, back.Annotations); d != "" {
-			t.Fatalf("uninject(inject(x)) != x:\n%s", d)
-		}
-		again, err := inject.Inject(inject.Input{Spec: res.Spec, Annotations: res.Annotations})
-		if err != nil {
-			t.Fatalf("inject again: %v", err)
-		}
-		if d := specDiff(res.Spec, res.Annotations, again.Spec, again.Annotations); d != "" {
-			t.Fatalf("inject(inject(x)) != inject(x):\n%s", d)
-		}
-		if needs, err := inject.Needs(res.Spec, res.Annotations); err != nil || len(needs) > 0 {
-			t.Fatalf("an injected Pod needs %v, %v", needs, err)
-		}
+		roundTrips(t, spec, ann, res)
 	})
 }
 

@@ -3,16 +3,8 @@
 package registrye2e
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -21,78 +13,22 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
-	"github.com/job-signal/job-signal/internal/testcert"
 	"github.com/job-signal/job-signal/internal/webhook"
+	"github.com/job-signal/job-signal/internal/webhook/webhooktest"
 )
 
 // webhookServer runs the real webhook server on 127.0.0.1 and returns a
 // function that reviews a Pod and returns it as the API server would
 // store it.
 func webhookServer(t *testing.T, cfg *webhook.Config) func(*corev1.Pod) (*corev1.Pod, *admissionv1.AdmissionResponse) {
-	t.Helper()
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	cert, err := testcert.Write(certFile, keyFile, "job-signal-webhook")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := webhook.Listen("127.0.0.1:0", certFile, keyFile, cfg, cfg.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	url := "https://" + srv.Addr() + "/mutate"
-	return func(pod *corev1.Pod) (*corev1.Pod, *admissionv1.AdmissionResponse) {
-		raw, _ := json.Marshal(pod)
-		body, _ := json.Marshal(admissionv1.AdmissionReview{
-			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-			Request: &admissionv1.AdmissionRequest{UID: "u", Operation: admissionv1.Create, Namespace: pod.Namespace,
-				Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Object: runtime.RawExtension{Raw: raw}},
-		})
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var review admissionv1.AdmissionReview
-		if err := json.NewDecoder(resp.Body).Decode(&review); err != nil || review.Response == nil {
-			t.Fatalf("status %s: %v", resp.Status, err)
-		}
-		out := raw
-		if review.Response.Patch != nil {
-			patch, err := jsonpatch.DecodePatch(review.Response.Patch)
-			if err == nil {
-				out, err = patch.Apply(raw)
-			}
-			if err != nil {
-				t.Fatalf("patch: %v", err)
-			}
-		}
-		var after corev1.Pod
-		if err := json.Unmarshal(out, &after); err != nil {
-			t.Fatal(err)
-		}
-		return &after, review.Response
-	}
+	s := webhooktest.Start(t, cfg)
+	return func(pod *corev1.Pod) (*corev1.Pod, *admissionv1.AdmissionResponse) { return s.Review(t, pod) }
 }
 
 func jobPod(image string, pullSecrets ...string) *corev1.Pod {

@@ -1,4 +1,4 @@
-package webhook
+package webhook_test
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
+	"github.com/job-signal/job-signal/internal/webhook"
+	"github.com/job-signal/job-signal/internal/webhook/webhooktest"
 )
 
 // FuzzMutate sends arbitrary bodies to the /mutate handler: it answers
@@ -34,7 +36,7 @@ func FuzzMutate(f *testing.F) {
 	seeds[2].Spec.InitContainers = []corev1.Container{{Name: "mesh", Image: "x", RestartPolicy: &always}}
 	seeds[2].Annotations = map[string]string{inject.Prefix + "wait-for": "mesh"}
 	for _, p := range seeds {
-		f.Add(reviewOf(f, p))
+		f.Add(webhooktest.ReviewOf(f, p))
 	}
 	f.Add([]byte(`{"request":{"uid":"x","kind":{"kind":"Pod","version":"v1"},"operation":"CREATE","object":{"spec":{"containers":null}}}}`))
 	f.Add([]byte(`{"request":{"uid":"x","kind":{"kind":"Pod","version":"v1"},"operation":"CREATE","object":[]}}`))
@@ -44,7 +46,7 @@ func FuzzMutate(f *testing.F) {
 	noNetwork := &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("no network while fuzzing")
 	}}
-	cfg := &Config{Resolver: resolve.New(noNetwork, 16), RegistryTimeout: 200 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := &webhook.Config{Resolver: resolve.New(noNetwork, 16), RegistryTimeout: 200 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	handler := cfg.Handler()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()
@@ -55,9 +57,9 @@ func FuzzMutate(f *testing.F) {
 		}()
 		select {
 		case <-done:
-		case <-time.After(requestTimeout + 2*time.Second):
+		case <-time.After(webhook.RequestTimeout + 2*time.Second):
 			buf := make([]byte, 1<<20)
-			t.Fatalf("no answer after %s:\n%s", requestTimeout+2*time.Second, buf[:runtime.Stack(buf, true)])
+			t.Fatalf("no answer after %s:\n%s", webhook.RequestTimeout+2*time.Second, buf[:runtime.Stack(buf, true)])
 		}
 		if rec.Code == http.StatusBadRequest {
 			return
@@ -76,7 +78,7 @@ func FuzzMutate(f *testing.F) {
 			t.Fatalf("answer %+v for uid %q", out.Response, in.Request.UID)
 		}
 		if out.Response.Patch != nil {
-			applyPatch(t, in.Request.Object.Raw, out.Response)
+			webhooktest.Apply(t, in.Request.Object.Raw, out.Response)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package webhook
+package webhook_test
 
 import (
 	"os"
@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/webhook"
 )
 
 // TestManifests checks manifests/webhook/webhook.yaml against the program:
@@ -63,7 +64,7 @@ func TestManifests(t *testing.T) {
 	if pod.Labels[inject.LabelInject] != "disabled" {
 		t.Error("the webhook's own Pods must be labelled disabled")
 	}
-	var cmd Cmd
+	var cmd webhook.Cmd
 	parser, err := kong.New(&cmd, kong.Vars{"image": "x"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package webhook
+package webhook_test
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/kubectl"
+	"github.com/job-signal/job-signal/internal/webhook"
+	"github.com/job-signal/job-signal/internal/webhook/webhooktest"
 )
 
 // sameJob has the Pod shapes that matter to both front ends: an init
@@ -66,8 +68,8 @@ func TestSameAsCLI(t *testing.T) {
 	pod := jobPod()
 	pod.Labels, pod.Annotations, pod.Spec = plain.Spec.Template.Labels, plain.Spec.Template.Annotations, plain.Spec.Template.Spec
 
-	s := startServer(t, &Config{RegistryTimeout: time.Second})
-	viaWebhook, resp := s.post(t, pod)
+	s := webhooktest.Start(t, &webhook.Config{RegistryTimeout: time.Second})
+	viaWebhook, resp := s.Review(t, pod)
 	want := viaCLI.Spec.Template
 	if !equality.Semantic.DeepEqual(viaWebhook.Spec, want.Spec) || !maps.Equal(viaWebhook.Annotations, want.Annotations) {
 		a, _ := yaml.Marshal(viaWebhook.Spec)

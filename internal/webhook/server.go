@@ -18,9 +18,9 @@ import (
 // 3 MiB, wrapped once.
 const maxBody = 8 << 20
 
-// requestTimeout bounds the handling of one request, whatever the
+// RequestTimeout bounds the handling of one request, whatever the
 // registry does; the API server's own webhook timeout is 10 s by default.
-const requestTimeout = 8 * time.Second
+const RequestTimeout = 8 * time.Second
 
 // Handler serves /mutate and /healthz.
 func (c *Config) Handler() http.Handler {
@@ -48,7 +48,7 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "want an admission.k8s.io/v1 AdmissionReview with a request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
 	defer cancel()
 	resp := c.Review(ctx, review.Request)
 	out, err := json.Marshal(admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
@@ -87,7 +87,7 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 		TLSConfig:         certs.tlsConfig(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      requestTimeout + 2*time.Second,
+		WriteTimeout:      RequestTimeout + 2*time.Second,
 		IdleTimeout:       90 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

@@ -1,10 +1,9 @@
-package webhook
+package webhook_test
 
 import (
 	"crypto/tls"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/testcert"
+	"github.com/job-signal/job-signal/internal/webhook"
+	"github.com/job-signal/job-signal/internal/webhook/webhooktest"
 )
 
 func TestDecide(t *testing.T) {
@@ -31,7 +33,7 @@ func TestDecide(t *testing.T) {
 		{"a Job's Pod injected already (by the CLI): inject again, a no-op", metav1.ObjectMeta{OwnerReferences: job, Annotations: map[string]string{inject.AnnotationInjected: "{}"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := Decide(&corev1.Pod{ObjectMeta: tc.meta})
+			got, why := webhook.Decide(&corev1.Pod{ObjectMeta: tc.meta})
 			if got != tc.inject || !got && why == "" {
 				t.Errorf("Decide = %v %q, want %v and a reason when false", got, why, tc.inject)
 			}
@@ -39,15 +41,11 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func container(name string, command ...string) corev1.Container {
-	return corev1.Container{Name: name, Image: "busybox:1.37", Command: command}
-}
-
 func TestMutate(t *testing.T) {
-	s := startServer(t, &Config{RegistryTimeout: time.Second})
+	s := webhooktest.Start(t, &webhook.Config{RegistryTimeout: time.Second})
 
 	// A Job's Pod is injected: init container first, commands wrapped.
-	after, resp := s.post(t, jobPod(container("export", "/export"), container("proxy", "/proxy")))
+	after, resp := s.Review(t, jobPod(container("export", "/export"), container("proxy", "/proxy")))
 	if len(after.Spec.InitContainers) != 1 || after.Spec.InitContainers[0].Name != inject.InitContainer {
 		t.Fatalf("init containers %v", after.Spec.InitContainers)
 	}
@@ -59,13 +57,13 @@ func TestMutate(t *testing.T) {
 	}
 
 	// Injecting the result again changes nothing...
-	if _, resp := s.post(t, after); resp.Patch != nil {
+	if _, resp := s.Review(t, after); resp.Patch != nil {
 		t.Errorf("an injected Pod was patched again: %s", resp.Patch)
 	}
 	// ...unless another webhook added a container since (reinvocation):
 	// that one is wrapped too.
 	after.Spec.Containers = append(after.Spec.Containers, container("mesh", "/mesh"))
-	again, _ := s.post(t, after)
+	again, _ := s.Review(t, after)
 	if c := again.Spec.Containers[2]; c.Command[0] != inject.SidecarWatchPath || len(again.Spec.InitContainers) != 1 {
 		t.Errorf("reinvoked: %q, %d init containers", c.Command, len(again.Spec.InitContainers))
 	}
@@ -73,7 +71,7 @@ func TestMutate(t *testing.T) {
 	// Another owner's Pod passes untouched.
 	other := jobPod(container("web", "/web"))
 	other.OwnerReferences[0].Kind = "ReplicaSet"
-	if _, resp := s.post(t, other); resp.Patch != nil {
+	if _, resp := s.Review(t, other); resp.Patch != nil {
 		t.Errorf("a ReplicaSet's Pod was patched: %s", resp.Patch)
 	}
 
@@ -82,7 +80,7 @@ func TestMutate(t *testing.T) {
 	bare.OwnerReferences = nil
 	bare.Labels = map[string]string{inject.LabelInject: "enabled"}
 	bare.Spec.RestartPolicy = corev1.RestartPolicyAlways
-	after, resp = s.post(t, bare)
+	after, resp = s.Review(t, bare)
 	if why := after.Annotations[inject.AnnotationSkipped]; !strings.Contains(why, "restartPolicy") || len(resp.Warnings) == 0 {
 		t.Errorf("skipped %q, warnings %v", why, resp.Warnings)
 	}
@@ -120,11 +118,11 @@ func TestRegistryDownOrSlow(t *testing.T) {
 	closed.Close()
 
 	const timeout = 500 * time.Millisecond
-	s := startServer(t, &Config{RegistryTimeout: timeout})
+	s := webhooktest.Start(t, &webhook.Config{RegistryTimeout: timeout})
 	for _, registry := range []string{silent.Addr().String(), closedAddr} {
 		pod := jobPod(corev1.Container{Name: "job", Image: registry + "/tool:1", Args: []string{"run"}})
 		start := time.Now()
-		after, resp := s.post(t, pod)
+		after, resp := s.Review(t, pod)
 		elapsed := time.Since(start)
 		if why := after.Annotations[inject.AnnotationSkipped]; !strings.Contains(why, "ENTRYPOINT") || len(resp.Warnings) == 0 {
 			t.Errorf("%s: skipped %q, warnings %v", registry, why, resp.Warnings)
@@ -139,9 +137,9 @@ func TestRegistryDownOrSlow(t *testing.T) {
 // TestCertificateReload: a new certificate in the files is served on the
 // next handshake, without a restart.
 func TestCertificateReload(t *testing.T) {
-	s := startServer(t, &Config{})
+	s := webhooktest.Start(t, &webhook.Config{})
 	commonName := func() string {
-		conn, err := tls.Dial("tcp", strings.TrimPrefix(s.url, "https://"), &tls.Config{InsecureSkipVerify: true})
+		conn, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), &tls.Config{InsecureSkipVerify: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,15 +151,17 @@ func TestCertificateReload(t *testing.T) {
 	}
 	// Modification times may be coarse: make sure the new files differ.
 	old := time.Now().Add(-time.Minute)
-	os.Chtimes(filepath.Join(s.dir, "tls.crt"), old, old)
-	writeCert(t, filepath.Join(s.dir, "tls.crt"), filepath.Join(s.dir, "tls.key"), "second")
+	os.Chtimes(s.CertFile, old, old)
+	if _, err := testcert.Write(s.CertFile, s.KeyFile, "second"); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for commonName() != "second" {
 		if time.Now().After(deadline) {
 			t.Fatal("the new certificate is not served 10 s after it was written")
 		}
 	}
-	resp, err := s.client.Get(s.url + "/healthz")
+	resp, err := s.Client.Get(s.URL + "/healthz")
 	if err == nil {
 		resp.Body.Close()
 		t.Error("the old CA still verifies: the test did not change the certificate")
