@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
 )
 
 // Prefix starts every annotation and label job-signal reads or writes.
