@@ -13,9 +13,11 @@ export CGO_ENABLED := 0
 
 all: build
 
-# Static, stripped binaries: the same flags the Dockerfile uses.
+# Static, stripped binaries: the same flags the Dockerfile uses. The kubectl
+# plugin and the webhook are separate programs (they never go into Pods).
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/job-signal ./cmd/sidecar-watch
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kubectl-job_signal ./cmd/job-signal-webhook
 
 # A local demo: a job and its sidecars in a temporary directory, with
 # what happens and when.
@@ -38,12 +40,17 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseJob$$' -fuzztime $(FUZZTIME) ./signalfs
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSidecar$$' -fuzztime $(FUZZTIME) ./signalfs
 	$(GO) test -run '^$$' -fuzz '^FuzzValidName$$' -fuzztime $(FUZZTIME) ./signalfs
+	$(GO) test -run '^$$' -fuzz '^FuzzInject$$' -fuzztime $(FUZZTIME) ./inject
+	$(GO) test -run '^$$' -fuzz '^FuzzUninject$$' -fuzztime $(FUZZTIME) ./inject
+	$(GO) test -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZTIME) ./internal/webhook
 
 # Every manifest in manifests/ and the issue's cases as real Pods on a real
 # kubelet (root; installs containerd & co. with apt and builds the kubelet
-# once). See e2e/README.md.
+# once). See e2e/README.md. Then inject's registry cases against
+# distribution's registry (built once from the module proxy, cached).
 e2e:
 	$(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e/
+	$(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/registrye2e/
 
 # The image for linux/amd64 and linux/arm64 and a manifest list over both,
 # with buildah (scripts/image.sh; README.md, "Images"). The default works

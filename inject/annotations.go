@@ -1,0 +1,247 @@
+package inject
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Prefix starts every annotation and label job-signal reads or writes.
+const Prefix = "job-signal.dev/"
+
+const (
+	// AnnotationInjected records what Inject changed, so Uninject can
+	// restore it. Written by Inject; do not edit.
+	AnnotationInjected = Prefix + "injected"
+	// AnnotationSkipped says why the webhook admitted a Pod unchanged.
+	AnnotationSkipped = Prefix + "skipped"
+	// LabelInject = "enabled" on a Pod (or its namespace) asks the webhook
+	// to inject it; "disabled" on a Pod opts it out.
+	LabelInject = Prefix + "inject"
+
+	// annotations naming containers.
+	keyMain   = "main"
+	keyIgnore = "ignore"
+)
+
+// Option is one annotation that becomes a flag of job-signal (Main) or of
+// sidecar-watch (a sidecar's, written job-signal.dev/KEY.SIDECAR).
+type Option struct {
+	Key  string // after Prefix
+	Flag string
+	// Main options apply to the main container; the others to one sidecar
+	// (KEY.NAME) or, when PodWide, to every sidecar (KEY alone).
+	Main, PodWide bool
+	check         func(string) error
+}
+
+// Options are the annotations that map to flags, in the order the flags
+// are written. README's annotation table lists the same.
+var Options = []Option{
+	{Key: "wait-for", Flag: "--wait-for", Main: true, check: checkNames},
+	{Key: "ready-timeout", Flag: "--ready-timeout", Main: true, check: checkDuration},
+	{Key: "ready-tcp", Flag: "--ready-tcp", check: checkHostPort},
+	{Key: "ready-http", Flag: "--ready-http", check: checkURL},
+	{Key: "ready-file", Flag: "--ready-file", check: checkPath},
+	{Key: "after", Flag: "--after", check: checkNames},
+	{Key: "stop-after", Flag: "--stop-after", check: checkNames},
+	{Key: "quit-url", Flag: "--quit-url", check: checkURL},
+	{Key: "stop-signal", Flag: "--stop-signal", PodWide: true, check: checkSignal},
+	{Key: "grace", Flag: "--grace", PodWide: true, check: checkDuration},
+	{Key: "restart", Flag: "--restart", PodWide: true, check: checkRestart},
+}
+
+func option(key string) (Option, bool) {
+	for _, o := range Options {
+		if o.Key == key {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// settings are the job-signal.dev/ annotations, parsed and checked on
+// their own; plan checks them against the Pod's containers.
+type settings struct {
+	main    []string // as written; one name at most is valid
+	hasMain bool
+	ignore  []string
+	// waitFor is nil when not annotated (every sidecar), empty for "".
+	waitFor    []string
+	hasWaitFor bool
+	main1      map[string]string            // main options other than wait-for, by key
+	podWide    map[string]string            // by key
+	sidecar    map[string]map[string]string // by container, then key
+}
+
+// parseSettings reads the annotations under Prefix. Errors name the
+// annotation and say what is accepted.
+func parseSettings(annotations map[string]string) (settings, error) {
+	s := settings{main1: map[string]string{}, podWide: map[string]string{}, sidecar: map[string]map[string]string{}}
+	keys := make([]string, 0, len(annotations))
+	for k := range annotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the first error is the same on every run
+	for _, full := range keys {
+		key, ok := strings.CutPrefix(full, Prefix)
+		if !ok || full == AnnotationInjected || full == AnnotationSkipped || full == LabelInject {
+			continue
+		}
+		value := strings.TrimSpace(annotations[full])
+		if err := s.add(key, value); err != nil {
+			return settings{}, fmt.Errorf("annotation %s: %w", full, err)
+		}
+	}
+	return s, nil
+}
+
+func (s *settings) add(key, value string) error {
+	switch key {
+	case keyMain:
+		names, err := names(value)
+		s.main, s.hasMain = names, true
+		return err
+	case keyIgnore:
+		names, err := names(value)
+		s.ignore = names
+		return err
+	case "wait-for":
+		names, err := names(value)
+		s.waitFor, s.hasWaitFor = names, true
+		return err
+	}
+	base, container, perSidecar := strings.Cut(key, ".")
+	o, ok := option(base)
+	if !ok {
+		return fmt.Errorf("unknown annotation; known: %s", knownKeys())
+	}
+	if err := o.check(value); err != nil {
+		return err
+	}
+	switch {
+	case o.Main && perSidecar:
+		return fmt.Errorf("%s is set on the Pod for the main container, not per sidecar: use %s%s", o.Key, Prefix, o.Key)
+	case o.Main:
+		s.main1[o.Key] = value
+	case perSidecar:
+		if err := ValidName(container); err != nil {
+			return fmt.Errorf("after %q comes a container name: %w", o.Key+".", err)
+		}
+		if s.sidecar[container] == nil {
+			s.sidecar[container] = map[string]string{}
+		}
+		s.sidecar[container][o.Key] = value
+	case o.PodWide:
+		s.podWide[o.Key] = value
+	default:
+		return fmt.Errorf("%s is set per sidecar: use %s%s.CONTAINER", o.Key, Prefix, o.Key)
+	}
+	return nil
+}
+
+func knownKeys() string {
+	keys := []string{keyMain, keyIgnore}
+	for _, o := range Options {
+		switch {
+		case o.Main:
+			keys = append(keys, o.Key)
+		case o.PodWide:
+			keys = append(keys, o.Key, o.Key+".NAME")
+		default:
+			keys = append(keys, o.Key+".NAME")
+		}
+	}
+	return strings.Join(keys, ", ")
+}
+
+// names parses a comma-separated list of container names ("" is none),
+// dropping repeats.
+func names(value string) ([]string, error) {
+	var list []string
+	for _, name := range strings.Split(value, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" && strings.TrimSpace(value) == "" {
+			break
+		}
+		if err := ValidName(name); err != nil {
+			return nil, fmt.Errorf("want container names separated by commas: %w", err)
+		}
+		if !slices.Contains(list, name) {
+			list = append(list, name)
+		}
+	}
+	return list, nil
+}
+
+// ValidName checks a sidecar name as sidecar-watch --name does (a DNS
+// label, like a container name). It is signalfs.ValidName's rule, written
+// again here because signalfs does not build on every system the plugin
+// runs on; a test keeps the two in agreement.
+func ValidName(name string) error {
+	if name == "" || len(name) > 63 {
+		return fmt.Errorf("name %q must have 1 to 63 characters", name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (c != '-' || i == 0 || i == len(name)-1) {
+			return fmt.Errorf("name %q is not a DNS label: use lower-case letters, digits and '-', starting and ending with a letter or digit", name)
+		}
+	}
+	return nil
+}
+
+func checkNames(v string) error { _, err := names(v); return err }
+
+func checkDuration(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want a duration such as 30s or 2m, got %q", v)
+	}
+	return nil
+}
+
+func checkHostPort(v string) error {
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		return fmt.Errorf("want HOST:PORT such as 127.0.0.1:5432, got %q", v)
+	}
+	return nil
+}
+
+func checkURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("want an http:// or https:// URL, got %q", v)
+	}
+	return nil
+}
+
+func checkPath(v string) error {
+	if !strings.HasPrefix(v, "/") {
+		return fmt.Errorf("want an absolute path, got %q", v)
+	}
+	return nil
+}
+
+// StopSignals are the names sidecar-watch --stop-signal accepts (a test
+// checks them against sidecar-watch's own list).
+var StopSignals = []string{"TERM", "INT", "QUIT", "HUP", "USR1", "USR2", "KILL"}
+
+func checkSignal(v string) error {
+	if !slices.Contains(StopSignals, strings.TrimPrefix(strings.ToUpper(v), "SIG")) {
+		return fmt.Errorf("want one of %s, got %q", strings.Join(StopSignals, ", "), v)
+	}
+	return nil
+}
+
+func checkRestart(v string) error {
+	if v != "Always" && v != "Never" {
+		return fmt.Errorf("want Always or Never, got %q", v)
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package inject
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// legacyBinDir is where the first examples installed the binaries (one
+// volume for state and binaries); unwrap recognises it too.
+const legacyBinDir = StateDir + "/bin"
+
+// unwrap takes job-signal out of a Pod that has it added by hand: it
+// removes the layout's volumes, init container and mounts, restores each
+// wrapped container's command line and turns the flags into annotations.
+func unwrap(spec corev1.PodSpec, annotations map[string]string) (Result, error) {
+	out := *spec.DeepCopy()
+	ann := maps.Clone(annotations)
+	set := func(key, value string) {
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[Prefix+key] = value
+	}
+	out.InitContainers, _ = removeContainer(out.InitContainers, InitContainer)
+	out.Volumes, _ = removeVolume(out.Volumes, StateVolume)
+	out.Volumes, _ = removeVolume(out.Volumes, BinVolume)
+	if len(out.InitContainers) == 0 && len(spec.InitContainers) > 0 {
+		out.InitContainers = nil
+	}
+	if len(out.Volumes) == 0 && len(spec.Volumes) > 0 {
+		out.Volumes = nil
+	}
+	var main string
+	var waitFor []string
+	var hasWaitFor bool
+	var sidecars, ignored []string
+	for i := range out.Containers {
+		c := &out.Containers[i]
+		program := wrapper(first(c.Command))
+		if program == "" {
+			ignored = append(ignored, c.Name)
+			continue
+		}
+		flags, command, args, err := splitWrapped(c)
+		if err != nil {
+			return Result{}, fmt.Errorf("container %q: %w", c.Name, err)
+		}
+		c.Command, c.Args = command, args
+		c.VolumeMounts = slices.DeleteFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+			return m.Name == StateVolume || m.Name == BinVolume
+		})
+		if len(c.VolumeMounts) == 0 {
+			c.VolumeMounts = nil
+		}
+		if program == "job-signal" {
+			if main != "" {
+				return Result{}, fmt.Errorf("containers %q and %q both run job-signal: a Pod has one main container", main, c.Name)
+			}
+			main = c.Name
+			for _, f := range flags {
+				switch f.name {
+				case "wait-for":
+					waitFor, _ = names(f.value)
+					hasWaitFor = true
+				case "ready-timeout":
+					set(f.name, f.value)
+				case "restart-policy", "dir":
+					// restartPolicy decides the first; the layout the second.
+				default:
+					return Result{}, fmt.Errorf("container %q: job-signal --%s has no annotation; remove it or add it after injecting", c.Name, f.name)
+				}
+			}
+			continue
+		}
+		sidecars = append(sidecars, c.Name)
+		for _, f := range flags {
+			o, known := option(f.name)
+			switch {
+			case f.name == "name" && f.value != c.Name:
+				return Result{}, fmt.Errorf("container %q: sidecar-watch --name %s: inject names each sidecar after its container; rename one of them", c.Name, f.value)
+			case f.name == "name", f.name == "dir":
+			case known && !o.Main:
+				set(f.name+"."+c.Name, f.value)
+			default:
+				return Result{}, fmt.Errorf("container %q: sidecar-watch --%s has no annotation; remove it or add it after injecting", c.Name, f.name)
+			}
+		}
+	}
+	if main == "" {
+		if len(sidecars) > 0 {
+			return Result{}, fmt.Errorf("container %q runs sidecar-watch but no container runs job-signal", sidecars[0])
+		}
+		return Result{Spec: out, Annotations: ann}, nil
+	}
+	if firstOf(out.Containers, ignored) != main {
+		set(keyMain, main)
+	}
+	if len(ignored) > 0 {
+		set(keyIgnore, strings.Join(ignored, ","))
+	}
+	if !hasWaitFor && len(sidecars) > 0 || hasWaitFor && !slices.Equal(waitFor, sidecars) {
+		set("wait-for", strings.Join(waitFor, ","))
+	}
+	return Result{Spec: out, Annotations: ann}, nil
+}
+
+// firstOf is the first container not in ignored: the default main one.
+func firstOf(containers []corev1.Container, ignored []string) string {
+	for _, c := range containers {
+		if !slices.Contains(ignored, c.Name) {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// wrapper returns "job-signal" or "sidecar-watch" when program is one of
+// them as installed by the layout (or the legacy one), else "".
+func wrapper(program string) string {
+	dir, base := path.Split(program)
+	dir = strings.TrimSuffix(dir, "/")
+	if (dir == BinDir || dir == legacyBinDir) && (base == "job-signal" || base == "sidecar-watch") {
+		return base
+	}
+	return ""
+}
+
+type flag struct{ name, value string }
+
+// valueless are the boolean flags of job-signal and sidecar-watch.
+var valueless = []string{"signal-group", "subreaper", "poll"}
+
+// splitWrapped parses a wrapped command line: the wrapper's flags up to
+// "--" (or the first word not starting with '-'), then the original command
+// line. Words of the original that were in command stay in command, the
+// rest in args; when all of it is in args it moves back to command.
+func splitWrapped(c *corev1.Container) (flags []flag, command, args []string, err error) {
+	words := concat(c.Command[1:], c.Args)
+	i := 0
+	for i < len(words) {
+		w := words[i]
+		if w == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(w, "--") {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(w, "--"), "=")
+		if !hasValue && !slices.Contains(valueless, name) {
+			if i+1 >= len(words) {
+				return nil, nil, nil, fmt.Errorf("flag --%s has no value", name)
+			}
+			i++
+			value = words[i]
+		}
+		flags = append(flags, flag{name, value})
+		i++
+	}
+	line := words[i:]
+	if len(line) == 0 {
+		return nil, nil, nil, fmt.Errorf("%s has no command after its flags", c.Command[0])
+	}
+	if inCommand := len(c.Command) - 1 - i; inCommand > 0 {
+		return flags, line[:inCommand], slices.Clone(c.Args), nil
+	}
+	return flags, slices.Clone(line), nil, nil
+}

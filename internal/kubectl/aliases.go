@@ -1,0 +1,111 @@
+package kubectl
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// checkAliases refuses a document whose aliases would expand to far more
+// nodes than it has (a "billion laughs" alias bomb), naming where the
+// expansion happens. It counts with memoisation, so the check itself is
+// linear in the document.
+func checkAliases(root *yaml.Node) error {
+	memo := map[*yaml.Node]int{}
+	nodes := countNodes(root, map[*yaml.Node]bool{})
+	limit := 10*nodes + 10000
+	if expandedSize(root, memo, 0) <= limit {
+		return nil
+	}
+	// Go down while one child alone is over the limit: the node where the
+	// children add up past it is where the aliases multiply.
+	n, path := root, ""
+	for {
+		next, key := (*yaml.Node)(nil), ""
+		for i, c := range n.Content {
+			if expandedSize(c, memo, 0) > limit {
+				next = c
+				if n.Kind == yaml.MappingNode && i%2 == 1 {
+					key = join(path, n.Content[i-1].Value)
+				} else if n.Kind == yaml.SequenceNode {
+					key = fmt.Sprintf("%s[%d]", path, i)
+				} else {
+					key = path
+				}
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		if next.Kind == yaml.AliasNode {
+			next = next.Alias
+		}
+		n, path = next, key
+	}
+	if path == "" {
+		path = "the top level"
+	}
+	return fmt.Errorf("%s (line %d): YAML aliases expand to more than %d nodes (an alias bomb?); write the values out", path, n.Line, limit)
+}
+
+func countNodes(n *yaml.Node, seen map[*yaml.Node]bool) int {
+	if n == nil || seen[n] {
+		return 0
+	}
+	seen[n] = true
+	total := 1
+	for _, c := range n.Content {
+		total += countNodes(c, seen)
+	}
+	return total
+}
+
+// expandedSize is the number of nodes n stands for once aliases are
+// replaced by what they name. A cycle (which yaml.v3 does not build) is
+// cut by depth.
+func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, depth int) int {
+	if n == nil || depth > 10000 {
+		return 1
+	}
+	if s, ok := memo[n]; ok {
+		return s
+	}
+	var size int
+	if n.Kind == yaml.AliasNode {
+		size = expandedSize(n.Alias, memo, depth+1)
+	} else {
+		size = 1
+		for _, c := range n.Content {
+			size += expandedSize(c, memo, depth+1)
+			size = min(size, 1<<40) // no overflow, however deep the bomb
+		}
+	}
+	memo[n] = size
+	return size
+}
+
+// expandAliases replaces every alias under n by a copy of what it names
+// (after checkAliases), so an edit never changes two places at once.
+func expandAliases(n *yaml.Node) {
+	for i, c := range n.Content {
+		if c.Kind == yaml.AliasNode {
+			n.Content[i] = deepCopy(c.Alias)
+			n.Content[i].Anchor = ""
+		}
+		expandAliases(n.Content[i])
+	}
+	n.Anchor = ""
+}
+
+func deepCopy(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return deepCopy(n.Alias)
+	}
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, e := range n.Content {
+		c.Content[i] = deepCopy(e)
+	}
+	return &c
+}

@@ -1,0 +1,130 @@
+// Package kubectl is `kubectl job-signal` (the binary kubectl-job_signal):
+// inject and uninject job-signal in the Jobs, CronJobs and Pods of YAML or
+// JSON manifests, keeping comments, key order and every other field.
+package kubectl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/job-signal/job-signal/internal/resolve"
+	"github.com/job-signal/job-signal/internal/version"
+)
+
+const description = `Add job-signal to Jobs, CronJobs and Pods, or take it out again.
+
+  kubectl job-signal inject -f job.yaml | kubectl apply -f -
+  kubectl job-signal uninject -f injected.yaml
+
+Choices come from annotations on the Pod template under job-signal.dev/
+(see the README): by default the first container is the job and every
+other container a sidecar it waits for. A container without a command
+gets its image's ENTRYPOINT and CMD from the registry (credentials from
+the Docker config, as docker login writes them).
+Other kinds pass through unchanged. On any error nothing is written to
+stdout. Exit codes: 0 done, 1 an input could not be handled, 2 bad usage.`
+
+// CLI is the plugin's command line.
+type CLI struct {
+	Inject   InjectCmd   `cmd:"" help:"Add job-signal to every Job, CronJob and Pod read from -f."`
+	Uninject UninjectCmd `cmd:"" help:"Undo inject (or turn job-signal added by hand into annotations)."`
+	Version  struct{}    `cmd:"" help:"Print the version."`
+}
+
+// Input is the -f flag both commands share.
+type Input struct {
+	Filename string `short:"f" name:"filename" required:"" placeholder:"FILE" help:"YAML or JSON manifests to read; - for standard input."`
+}
+
+func (i Input) open(stdin io.Reader) (io.Reader, func(), error) {
+	if i.Filename == "-" {
+		return stdin, func() {}, nil
+	}
+	f, err := os.Open(i.Filename)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-f: %w", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// InjectCmd is `kubectl job-signal inject`.
+type InjectCmd struct {
+	Input
+	Offline         bool          `help:"Never contact a registry: refuse containers without a command, naming them."`
+	RegistryTimeout time.Duration `default:"30s" placeholder:"DURATION" help:"Give up looking up images after this long (default ${default})."`
+	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default}); set it to use a mirror."`
+}
+
+// UninjectCmd is `kubectl job-signal uninject`.
+type UninjectCmd struct {
+	Input
+}
+
+// Main runs the plugin with args (without the program name) and returns
+// its exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	var c CLI
+	exited := false
+	parser, err := kong.New(&c,
+		kong.Name("kubectl-job_signal"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { code, exited = c, true }),
+		kong.Vars{"image": version.Image},
+	)
+	if err != nil {
+		panic(err) // the grammar is ours
+	}
+	kctx, err := parser.Parse(args)
+	if exited {
+		return code // --help
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kubectl job-signal: error: %v\nRun 'kubectl job-signal --help' for usage.\n", err)
+		return 2
+	}
+	switch kctx.Command() {
+	case "version":
+		fmt.Fprintln(stdout, "kubectl-job_signal", version.String())
+		return 0
+	case "inject":
+		err = c.Inject.run(ctx, stdin, stdout, stderr)
+	case "uninject":
+		err = c.Uninject.run(stdin, stdout, stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kubectl job-signal %s: %v\n", kctx.Command(), err)
+		return 1
+	}
+	return 0
+}
+
+func (c *InjectCmd) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+	in, done, err := c.open(stdin)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return Run(ctx, in, stdout, stderr, &Options{
+		Offline:   c.Offline,
+		Installer: c.Image,
+		Resolver:  resolve.New(nil, 256),
+		Keychain:  authn.DefaultKeychain,
+		Timeout:   c.RegistryTimeout,
+	})
+}
+
+func (c *UninjectCmd) run(stdin io.Reader, stdout, stderr io.Writer) error {
+	in, done, err := c.open(stdin)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return Run(context.Background(), in, stdout, stderr, nil)
+}

@@ -1,0 +1,165 @@
+package kubectl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Limits on what inject reads. The API server takes objects up to 3 MiB
+// (etcd 1.5 MiB); a document many times that is a mistake or an attack.
+const (
+	MaxDocument = 16 << 20
+	MaxInput    = 256 << 20
+)
+
+// document is one YAML document or JSON value of the input.
+type document struct {
+	index int    // from 1, as errors name it
+	line  int    // first line in the input
+	sep   string // the "---" line before it, verbatim ("" for none)
+	raw   string // its text, as read
+	json  bool
+}
+
+func (d *document) String() string { return fmt.Sprintf("document %d (line %d)", d.index, d.line) }
+
+// readDocuments splits the input into documents: a YAML stream separated
+// by "---" lines, or, when it starts with '{', a stream of JSON values.
+func readDocuments(r io.Reader) ([]*document, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("read input: %w", err)
+	}
+	if len(data) > MaxInput {
+		return nil, fmt.Errorf("input is larger than %d MiB; split it", MaxInput>>20)
+	}
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		return splitJSON(data)
+	}
+	return splitYAML(data)
+}
+
+var docStart = regexp.MustCompile(`^---(\s.*)?$`)
+
+func splitYAML(data []byte) ([]*document, error) {
+	var docs []*document
+	cur := &document{index: 1, line: 1}
+	var text strings.Builder
+	flush := func() error {
+		cur.raw = text.String()
+		if len(cur.raw) > MaxDocument {
+			return fmt.Errorf("%s is %d bytes, more than the %d MiB a document may have", cur, len(cur.raw), MaxDocument>>20)
+		}
+		docs = append(docs, cur)
+		text.Reset()
+		return nil
+	}
+	scanner := bufio.NewScanner(bytes.NewReader(data))
+	scanner.Buffer(make([]byte, 64<<10), MaxDocument+1)
+	scanner.Split(scanLinesKeepEnds)
+	lineNo := 0
+	for scanner.Scan() {
+		lineNo++
+		line := scanner.Text()
+		if docStart.MatchString(strings.TrimRight(line, "\r\n")) {
+			if text.Len() > 0 || cur.sep != "" || len(docs) > 0 {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+				cur = &document{index: len(docs) + 1}
+			}
+			cur.sep, cur.line = line, lineNo+1
+			continue
+		}
+		if text.Len()+len(line) > MaxDocument {
+			return nil, fmt.Errorf("%s is more than the %d MiB a document may have", cur, MaxDocument>>20)
+		}
+		text.WriteString(line)
+	}
+	if err := scanner.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s: line %d is longer than %d MiB", cur, lineNo+1, MaxDocument>>20)
+		}
+		return nil, err
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return docs, nil
+}
+
+// scanLinesKeepEnds is bufio.ScanLines keeping "\n", so documents are
+// written back byte for byte.
+func scanLinesKeepEnds(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i+1], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+func splitJSON(data []byte) ([]*document, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var docs []*document
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if err == io.EOF {
+			return docs, nil
+		}
+		begin := max(int(dec.InputOffset())-len(raw), 0)
+		d := &document{index: len(docs) + 1, line: 1 + bytes.Count(data[:begin], []byte("\n")), json: true}
+		if err != nil {
+			return nil, fmt.Errorf("%s: malformed JSON: %w", d, err)
+		}
+		if len(raw) > MaxDocument {
+			return nil, fmt.Errorf("%s is %d bytes, more than the %d MiB a document may have", d, len(raw), MaxDocument>>20)
+		}
+		d.raw = string(raw)
+		docs = append(docs, d)
+	}
+}
+
+// writeDocuments joins the documents back; out[i] is the new text of
+// docs[i] ("" when unchanged).
+func writeDocuments(w *bytes.Buffer, docs []*document, out []string) {
+	for i, d := range docs {
+		text := d.raw
+		if out[i] != "" {
+			text = out[i]
+		}
+		if d.json {
+			w.WriteString(text)
+			w.WriteString("\n")
+			continue
+		}
+		if i > 0 && d.sep == "" {
+			w.WriteString("---\n")
+		}
+		w.WriteString(d.sep)
+		w.WriteString(text)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			w.WriteString("\n")
+		}
+	}
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// absoluteLines rewrites "line N" of a YAML error about d as a line of the
+// whole input.
+func absoluteLines(d *document, err error) string {
+	return yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		n, _ := strconv.Atoi(m[len("line "):])
+		return fmt.Sprintf("line %d", d.line+n-1)
+	})
+}

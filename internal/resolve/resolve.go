@@ -1,0 +1,250 @@
+// Package resolve looks up the ENTRYPOINT and CMD of container images in
+// their registries (the OCI distribution API, through go-containerregistry),
+// for the containers inject.Needs lists. Results are cached by digest; a
+// tag is resolved to its digest on every lookup, with the caller's
+// credentials, so a cached answer is only given to whoever can pull the
+// image now.
+package resolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/version"
+)
+
+// Resolver looks images up. The zero value is not usable: use New.
+type Resolver struct {
+	transport http.RoundTripper
+	cache     *cache
+}
+
+// New returns a Resolver whose cache holds up to size answers. transport
+// nil means http.DefaultTransport.
+func New(transport http.RoundTripper, size int) *Resolver {
+	if transport == nil {
+		transport = http.DefaultTransport
+	}
+	return &Resolver{transport: transport, cache: newCache(size)}
+}
+
+// Platform selects which image of a multi-platform index counts. The zero
+// value means every linux image of the index, which must then agree.
+type Platform struct{ OS, Architecture string }
+
+func (p Platform) String() string {
+	if p.Architecture == "" {
+		return "any linux platform"
+	}
+	return p.OS + "/" + p.Architecture
+}
+
+// Resolve looks up the image of every need, concurrently, and returns the
+// configs by image reference. Errors name each container and its image.
+func (r *Resolver) Resolve(ctx context.Context, needs []inject.Need, keychain authn.Keychain, platform Platform) (map[string]inject.ImageConfig, error) {
+	type answer struct {
+		cfg inject.ImageConfig
+		err error
+	}
+	images := map[string]*answer{}
+	var wg sync.WaitGroup
+	for _, n := range needs {
+		if images[n.Image] != nil {
+			continue
+		}
+		a := &answer{}
+		images[n.Image] = a
+		wg.Go(func() { a.cfg, a.err = r.Lookup(ctx, n.Image, keychain, platform) })
+	}
+	wg.Wait()
+	out := map[string]inject.ImageConfig{}
+	var errs []error
+	for _, n := range needs {
+		a := images[n.Image]
+		if a.err != nil {
+			errs = append(errs, fmt.Errorf("container %q has no command, and its image's ENTRYPOINT could not be looked up: %w", n.Container, a.err))
+			continue
+		}
+		out[n.Image] = a.cfg
+	}
+	return out, errors.Join(errs...)
+}
+
+// Lookup returns what image runs when the Pod gives no command.
+func (r *Resolver) Lookup(ctx context.Context, image string, keychain authn.Keychain, platform Platform) (inject.ImageConfig, error) {
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		return inject.ImageConfig{}, fmt.Errorf("image %q: %w", image, err)
+	}
+	opts := []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithAuthFromKeychain(keychain),
+		remote.WithTransport(r.transport),
+		remote.WithUserAgent("job-signal-inject/" + version.Release),
+	}
+	// A digest reference names its content; a tag is resolved now, with
+	// these credentials, before the cache may answer.
+	digest := ""
+	if d, ok := ref.(name.Digest); ok {
+		digest = d.DigestStr()
+	} else {
+		desc, err := remote.Head(ref, opts...)
+		if err != nil {
+			return inject.ImageConfig{}, fmt.Errorf("image %s: %w%s", image, err, hint(err))
+		}
+		digest = desc.Digest.String()
+	}
+	key := digest + " " + platform.String()
+	if cfg, ok := r.cache.get(key); ok {
+		return cfg, nil
+	}
+	cfg, err := fetch(ref.Context().Digest(digest), platform, opts)
+	if err != nil {
+		return inject.ImageConfig{}, fmt.Errorf("image %s: %w%s", image, err, hint(err))
+	}
+	r.cache.put(key, cfg)
+	return cfg, nil
+}
+
+// fetch reads the config of the image at ref, or of the images of the
+// index at ref that match platform, which must all say the same.
+func fetch(ref name.Digest, platform Platform, opts []remote.Option) (inject.ImageConfig, error) {
+	desc, err := remote.Get(ref, opts...)
+	if err != nil {
+		return inject.ImageConfig{}, err
+	}
+	if !desc.MediaType.IsIndex() {
+		img, err := desc.Image()
+		if err != nil {
+			return inject.ImageConfig{}, err
+		}
+		return configOf(img)
+	}
+	index, err := desc.ImageIndex()
+	if err != nil {
+		return inject.ImageConfig{}, err
+	}
+	manifest, err := index.IndexManifest()
+	if err != nil {
+		return inject.ImageConfig{}, err
+	}
+	var found []string
+	var first *inject.ImageConfig
+	for _, m := range manifest.Manifests {
+		if !matches(m.Platform, platform) {
+			continue
+		}
+		img, err := index.Image(m.Digest)
+		if err != nil {
+			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", platformName(m.Platform), err)
+		}
+		cfg, err := configOf(img)
+		if err != nil {
+			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", platformName(m.Platform), err)
+		}
+		found = append(found, fmt.Sprintf("%s: ENTRYPOINT %q CMD %q", platformName(m.Platform), cfg.Entrypoint, cfg.Cmd))
+		if first == nil {
+			first = &cfg
+		} else if !slices.Equal(first.Entrypoint, cfg.Entrypoint) || !slices.Equal(first.Cmd, cfg.Cmd) {
+			return inject.ImageConfig{}, fmt.Errorf("its platforms run different commands (%s): pin the Pod to one with nodeSelector kubernetes.io/arch, or give the container a command", strings.Join(found, "; "))
+		}
+	}
+	if first == nil {
+		return inject.ImageConfig{}, fmt.Errorf("the index has no image for %s", platform)
+	}
+	return *first, nil
+}
+
+// hint says what to do about a refusal by the registry.
+func hint(err error) string {
+	var terr *transport.Error
+	if errors.As(err, &terr) && (terr.StatusCode == http.StatusUnauthorized || terr.StatusCode == http.StatusForbidden) {
+		return " (credentials: docker login for the plugin, the Pod's imagePullSecrets for the webhook)"
+	}
+	return ""
+}
+
+func matches(p *v1.Platform, want Platform) bool {
+	if p == nil || p.OS != "linux" {
+		return false // attestations are "unknown/unknown"
+	}
+	return want.Architecture == "" || p.Architecture == want.Architecture
+}
+
+func platformName(p *v1.Platform) string {
+	if p == nil {
+		return "unknown"
+	}
+	return p.String()
+}
+
+func configOf(img v1.Image) (inject.ImageConfig, error) {
+	file, err := img.ConfigFile()
+	if err != nil {
+		return inject.ImageConfig{}, fmt.Errorf("read image config: %w", err)
+	}
+	return inject.ImageConfig{Entrypoint: file.Config.Entrypoint, Cmd: file.Config.Cmd}, nil
+}
+
+// cache maps "digest platform" to an answer; when full, it forgets an
+// arbitrary entry (a digest's answer never changes, so any is safe).
+type cache struct {
+	mu      sync.Mutex
+	size    int
+	entries map[string]inject.ImageConfig
+	hits    int
+}
+
+func newCache(size int) *cache {
+	return &cache{size: max(size, 1), entries: map[string]inject.ImageConfig{}}
+}
+
+func (c *cache) get(key string) (inject.ImageConfig, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cfg, ok := c.entries[key]
+	if ok {
+		c.hits++
+	}
+	return cfg, ok
+}
+
+func (c *cache) put(key string, cfg inject.ImageConfig) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.entries {
+		if len(c.entries) < c.size {
+			break
+		}
+		delete(c.entries, k)
+	}
+	c.entries[key] = cfg
+}
+
+// Hits is how many lookups the cache answered, for tests and logs.
+func (r *Resolver) Hits() int {
+	r.cache.mu.Lock()
+	defer r.cache.mu.Unlock()
+	return r.cache.hits
+}
+
+// Timeout bounds ctx by d (0: no bound of its own).
+func Timeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}

@@ -1,0 +1,169 @@
+package webhook_test
+
+import (
+	"crypto/tls"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/testcert"
+	"github.com/job-signal/job-signal/internal/webhook"
+	"github.com/job-signal/job-signal/internal/webhook/webhooktest"
+)
+
+func TestDecide(t *testing.T) {
+	job := []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "j"}}
+	rs := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "r"}}
+	for _, tc := range []struct {
+		name   string
+		meta   metav1.ObjectMeta
+		inject bool
+	}{
+		{"a Job's Pod", metav1.ObjectMeta{OwnerReferences: job}, true},
+		{"a ReplicaSet's Pod", metav1.ObjectMeta{OwnerReferences: rs}, false},
+		{"a bare Pod", metav1.ObjectMeta{}, false},
+		{"a bare Pod labelled enabled", metav1.ObjectMeta{Labels: map[string]string{inject.LabelInject: "enabled"}}, true},
+		{"a Job's Pod labelled disabled", metav1.ObjectMeta{OwnerReferences: job, Labels: map[string]string{inject.LabelInject: "disabled"}}, false},
+		{"a Job's Pod injected already (by the CLI): inject again, a no-op", metav1.ObjectMeta{OwnerReferences: job, Annotations: map[string]string{inject.AnnotationInjected: "{}"}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := webhook.Decide(&corev1.Pod{ObjectMeta: tc.meta})
+			if got != tc.inject || !got && why == "" {
+				t.Errorf("Decide = %v %q, want %v and a reason when false", got, why, tc.inject)
+			}
+		})
+	}
+}
+
+func TestMutate(t *testing.T) {
+	s := webhooktest.Start(t, &webhook.Config{RegistryTimeout: time.Second})
+
+	// A Job's Pod is injected: init container first, commands wrapped.
+	after, resp := s.Review(t, jobPod(container("export", "/export"), container("proxy", "/proxy")))
+	if len(after.Spec.InitContainers) != 1 || after.Spec.InitContainers[0].Name != inject.InitContainer {
+		t.Fatalf("init containers %v", after.Spec.InitContainers)
+	}
+	if c := after.Spec.Containers[1]; c.Command[0] != inject.SidecarWatchPath || c.Args[0] != "/proxy" {
+		t.Errorf("sidecar %q %q", c.Command, c.Args)
+	}
+	if !inject.Injected(after.Annotations) || len(resp.Warnings) != 0 {
+		t.Errorf("annotations %v warnings %v", after.Annotations, resp.Warnings)
+	}
+
+	// Injecting the result again changes nothing...
+	if _, resp := s.Review(t, after); resp.Patch != nil {
+		t.Errorf("an injected Pod was patched again: %s", resp.Patch)
+	}
+	// ...unless another webhook added a container since (reinvocation):
+	// that one is wrapped too.
+	after.Spec.Containers = append(after.Spec.Containers, container("mesh", "/mesh"))
+	again, _ := s.Review(t, after)
+	if c := again.Spec.Containers[2]; c.Command[0] != inject.SidecarWatchPath || len(again.Spec.InitContainers) != 1 {
+		t.Errorf("reinvoked: %q, %d init containers", c.Command, len(again.Spec.InitContainers))
+	}
+
+	// Another owner's Pod passes untouched.
+	other := jobPod(container("web", "/web"))
+	other.OwnerReferences[0].Kind = "ReplicaSet"
+	if _, resp := s.Review(t, other); resp.Patch != nil {
+		t.Errorf("a ReplicaSet's Pod was patched: %s", resp.Patch)
+	}
+
+	// A labelled Pod the transformation refuses is admitted, annotated.
+	bare := jobPod(container("job", "/job"))
+	bare.OwnerReferences = nil
+	bare.Labels = map[string]string{inject.LabelInject: "enabled"}
+	bare.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	after, resp = s.Review(t, bare)
+	if why := after.Annotations[inject.AnnotationSkipped]; !strings.Contains(why, "restartPolicy") || len(resp.Warnings) == 0 {
+		t.Errorf("skipped %q, warnings %v", why, resp.Warnings)
+	}
+	if len(after.Spec.InitContainers) != 0 || after.Spec.Containers[0].Command[0] != "/job" {
+		t.Errorf("a refused Pod was changed: %+v", after.Spec)
+	}
+}
+
+// TestRegistryDownOrSlow: a container whose ENTRYPOINT must be looked up
+// in a registry that never answers, or refuses connections, is admitted
+// unchanged after at most the registry timeout.
+func TestRegistryDownOrSlow(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() { // accepts and never answers
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedAddr := closed.Addr().String()
+	closed.Close()
+
+	const timeout = 500 * time.Millisecond
+	s := webhooktest.Start(t, &webhook.Config{RegistryTimeout: timeout})
+	for _, registry := range []string{silent.Addr().String(), closedAddr} {
+		pod := jobPod(corev1.Container{Name: "job", Image: registry + "/tool:1", Args: []string{"run"}})
+		start := time.Now()
+		after, resp := s.Review(t, pod)
+		elapsed := time.Since(start)
+		if why := after.Annotations[inject.AnnotationSkipped]; !strings.Contains(why, "ENTRYPOINT") || len(resp.Warnings) == 0 {
+			t.Errorf("%s: skipped %q, warnings %v", registry, why, resp.Warnings)
+		}
+		if elapsed > timeout+5*time.Second {
+			t.Errorf("%s: answered after %s, registry timeout %s", registry, elapsed, timeout)
+		}
+		t.Logf("%s: admitted unchanged after %s: %s", registry, elapsed.Round(time.Millisecond), after.Annotations[inject.AnnotationSkipped])
+	}
+}
+
+// TestCertificateReload: a new certificate in the files is served on the
+// next handshake, without a restart.
+func TestCertificateReload(t *testing.T) {
+	s := webhooktest.Start(t, &webhook.Config{})
+	commonName := func() string {
+		conn, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].Subject.CommonName
+	}
+	if cn := commonName(); cn != "first" {
+		t.Fatalf("serving %q", cn)
+	}
+	// Modification times may be coarse: make sure the new files differ.
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(s.CertFile, old, old)
+	if _, err := testcert.Write(s.CertFile, s.KeyFile, "second"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for commonName() != "second" {
+		if time.Now().After(deadline) {
+			t.Fatal("the new certificate is not served 10 s after it was written")
+		}
+	}
+	resp, err := s.Client.Get(s.URL + "/healthz")
+	if err == nil {
+		resp.Body.Close()
+		t.Error("the old CA still verifies: the test did not change the certificate")
+	}
+}
