@@ -13,7 +13,7 @@ import (
 
 // ourImage matches a reference to our image: the repository, with or
 // without a tag or digest.
-var ourImage = regexp.MustCompile(`ghcr\.io/job-signal/job-signal(?:[:@][A-Za-z0-9_.:-]+)?`)
+var ourImage = regexp.MustCompile(`ghcr\.io/job-signal/job-signal(?:-webhook)?(?:[:@][A-Za-z0-9_.:-]+)?`)
 
 // TestImageReferences: the README, every file of manifests/ and the
 // kustomize example as kustomize builds it name our image exactly as
@@ -44,7 +44,11 @@ func TestImageReferences(t *testing.T) {
 	for _, src := range checked {
 		refs := ourImage.FindAllString(string(src.text), -1)
 		for _, ref := range refs {
-			if ref != version.Image {
+			if strings.Contains(ref, "-webhook") {
+				if ref != version.WebhookImage {
+					t.Errorf("%s names %s: want %s (internal/version.WebhookImage)", src.name, ref, version.WebhookImage)
+				}
+			} else if ref != version.Image {
 				t.Errorf("%s names %s: want %s (internal/version.Image)", src.name, ref, version.Image)
 			}
 		}

@@ -18,6 +18,9 @@ const Repository = "ghcr.io/job-signal/job-signal"
 // Image is the released image holding job-signal and sidecar-watch.
 const Image = Repository + ":" + Release
 
+// WebhookImage is the released image of job-signal-webhook.
+const WebhookImage = Repository + "-webhook:" + Release
+
 // Stamped is set at build time (make, the Dockerfile) with
 //
 //	-ldflags "-X github.com/job-signal/job-signal/internal/version.Stamped=v1.2.3"
