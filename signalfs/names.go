@@ -34,7 +34,7 @@ func ValidName(name string) error {
 // elements (from "a,,b" or a trailing comma) are rejected rather than
 // ignored: they are almost always a typo.
 func ParseNames(list []string) ([]string, error) {
-	var names []string
+	names := []string{} // never nil: logged as a list, never as null
 	seen := map[string]bool{}
 	for _, item := range list {
 		if strings.TrimSpace(item) == "" {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/job-signal/job-signal/internal/version"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -31,6 +33,7 @@ const (
 type ExitError struct {
 	Code int
 	Err  error
+	Help string // where to read more, said after the error
 }
 
 func (e *ExitError) Error() string {
@@ -50,6 +53,9 @@ func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
 func Failf(format string, args ...any) error {
 	return &ExitError{Code: ExitFailure, Err: fmt.Errorf(format, args...)}
 }
+
+// Format is the log format asked for.
+func (o LogOptions) Format() string { return o.LogFormat }
 
 // LogOptions are the logging flags both programs take.
 type LogOptions struct {
@@ -115,8 +121,8 @@ type exitPanic struct{ code int }
 
 // Main parses args into grammar and runs the selected command with run. It
 // returns the exit code; it never calls os.Exit, so tests can run it
-// in-process.
-// onParseError, if not nil, is told about arguments that do not parse.
+// in-process. onParseError, if not nil, is told about arguments that do
+// not parse.
 func Main(program, description string, grammar any, args []string, stdout, stderr io.Writer, onParseError func(error), run func(*kong.Context) error) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -133,13 +139,14 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitPanic{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
-		kong.Vars{"dir": signalfs.DefaultDir},
+		kong.Vars{"dir": signalfs.DefaultDir, "version": program + " " + version.String()},
 	)
 	if err != nil {
 		// The grammar is ours: a mistake in it is a bug.
 		panic(err)
 	}
-	kctx, err := parser.Parse(FlagsOf(grammar).joinValues(args))
+	flags := FlagsOf(grammar)
+	kctx, err := parser.Parse(flags.joinValues(args))
 	var invalid *invalidError
 	if errors.As(err, &invalid) {
 		err = invalid.err // without the command path kong puts first
@@ -148,11 +155,23 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 		if onParseError != nil {
 			onParseError(err)
 		}
-		fmt.Fprintf(stderr, "%s: error: %s\n", program, err)
-		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", program)
-		return ExitUsage
+		// The help of the command the line is for: job-signal's top-level
+		// help does not list run's flags.
+		help := program
+		if first := flags.Scan(args).First; first != "" {
+			for _, c := range parser.Model.Children {
+				if c.Name == first {
+					help += " " + first
+				}
+			}
+		}
+		return Report(program, flags.logFormat(args), stderr, &ExitError{Code: ExitUsage, Err: err, Help: fmt.Sprintf("Run '%s --help' for usage.", help)})
 	}
-	return report(program, stderr, run(kctx))
+	format := "text"
+	if f, ok := grammar.(interface{ Format() string }); ok {
+		format = f.Format()
+	}
+	return Report(program, format, stderr, run(kctx))
 }
 
 // invalidError is a Validate hook's error.
@@ -170,8 +189,10 @@ func Invalid(err error) error {
 	return &invalidError{err}
 }
 
-// report is the one place where an error becomes an exit code.
-func report(program string, stderr io.Writer, err error) int {
+// Report is the one place where an error becomes an exit code, and says
+// why on stderr: a line for people, or with --log-format json one JSON
+// record at level ERROR, like every other line then.
+func Report(program, format string, stderr io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
@@ -179,13 +200,50 @@ func report(program string, stderr io.Writer, err error) int {
 	if !errors.As(err, &exit) {
 		exit = &ExitError{Code: ExitFailure, Err: err}
 	}
-	if exit.Err != nil {
-		fmt.Fprintf(stderr, "%s: error: %s\n", program, exit.Err)
-		if exit.Code == ExitUsage {
-			fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", program)
+	if exit.Err == nil {
+		return exit.Code
+	}
+	if format == "json" {
+		args := []any{"err", exit.Err.Error(), "exitCode", exit.Code}
+		if exit.Help != "" {
+			args = append(args, "help", exit.Help)
 		}
+		LogOptions{LogFormat: "json", LogLevel: "error"}.Logger(stderr, program).Error(program+" failed", args...)
+		return exit.Code
+	}
+	fmt.Fprintf(stderr, "%s: error: %s\n", program, exit.Err)
+	if exit.Help != "" {
+		fmt.Fprintln(stderr, exit.Help)
 	}
 	return exit.Code
+}
+
+// logFormat is the log format the command line asks for, read before kong
+// could parse it.
+func (fl Flags) logFormat(args []string) string {
+	if f, ok := fl.Scan(args).Values["log-format"]; ok {
+		return f
+	}
+	if f := os.Getenv("JOB_SIGNAL_LOG_FORMAT"); f != "" {
+		return f
+	}
+	return "text"
+}
+
+// ReportUsage reports a usage error found before kong ran, in the format
+// the command line asks for, and returns the usage exit code.
+func ReportUsage(program string, grammar any, args []string, stderr io.Writer, err error) int {
+	return Report(program, FlagsOf(grammar).logFormat(args), stderr, Exit(ExitUsage, err))
+}
+
+// DirError describes a problem with the shared directory and what to do
+// about it: a permission problem comes from containers running as
+// different users.
+func DirError(dir string, err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("--dir %s: %w (uid %d cannot write it: when the Pod's containers run as different users, set the Pod's securityContext.fsGroup, or use the emptyDir's root as --dir, which every user can write)", dir, err, os.Getuid())
+	}
+	return fmt.Errorf("--dir %s: %w", dir, err)
 }
 
 // Command returns the wrapped command from a passthrough argument: kong

@@ -10,11 +10,11 @@ import (
 // Wrapper holds the flags job-signal and sidecar-watch share, declared
 // once with one help text and one environment variable each. Both embed it.
 type Wrapper struct {
-	Dir          string        `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared by job-signal and the sidecar-watch of every sidecar (an emptyDir mounted in each container); created if missing."`
+	Dir          string        `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"Directory shared by job-signal and the sidecar-watch of every sidecar (an emptyDir mounted in each container); created if missing (default ${default})."`
 	Poll         bool          `name:"poll" env:"JOB_SIGNAL_POLL" help:"Poll the directory instead of using inotify (for filesystems where inotify events do not arrive)."`
-	PollInterval time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" nonzero:"" help:"How often to look at the directory when polling."`
+	PollInterval time.Duration `name:"poll-interval" default:"250ms" env:"JOB_SIGNAL_POLL_INTERVAL" placeholder:"DURATION" nonzero:"" help:"How often to look at the directory when polling (default ${default})."`
 	Subreaper    bool          `name:"subreaper" env:"JOB_SIGNAL_SUBREAPER" help:"When not PID 1, become a child subreaper so orphaned descendants of COMMAND are reaped here (as PID 1 they always are)."`
-	TermLog      string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if the file exists and is writable (empty: nowhere)."`
+	TermLog      string        `name:"termination-log" default:"/dev/termination-log" env:"JOB_SIGNAL_TERMINATION_LOG" placeholder:"PATH" help:"Where to write a one-line summary for Kubernetes' termination message, if the file exists and is writable (default ${default}; empty: nowhere)."`
 }
 
 // CheckDurations checks every time.Duration flag of the struct v points to
@@ -153,4 +153,38 @@ func After(d time.Duration) (<-chan time.Time, func() bool) {
 	}
 	t := time.NewTimer(d)
 	return t.C, t.Stop
+}
+
+// HelpProblems checks the help texts of a grammar against what kong shows
+// by itself: a default is shown by kong as --flag="X" unless the flag has a
+// placeholder, so a help text says "(default ${default})" exactly when
+// kong would not. Both programs' tests run it.
+func HelpProblems(grammar any) []string {
+	var problems []string
+	var check func(reflect.Type)
+	check = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			switch {
+			case f.Anonymous && f.Type.Kind() == reflect.Struct, hasTag(f, "cmd"):
+				check(f.Type)
+				continue
+			case f.Tag.Get("name") == "" || hasTag(f, "arg"):
+				continue
+			}
+			help, name := f.Tag.Get("help"), "--"+f.Tag.Get("name")
+			_, hasDefault := f.Tag.Lookup("default")
+			says := strings.Contains(help, "(default")
+			switch {
+			case help == "":
+				problems = append(problems, name+": no help")
+			case hasDefault && hasTag(f, "placeholder") && !strings.Contains(help, "(default ${default}"):
+				problems = append(problems, name+": kong hides the default behind the placeholder: say (default ${default})")
+			case hasDefault && !hasTag(f, "placeholder") && says:
+				problems = append(problems, name+": says its default, which kong shows already")
+			}
+		}
+	}
+	check(reflect.TypeOf(grammar).Elem())
+	return problems
 }

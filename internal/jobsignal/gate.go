@@ -2,7 +2,6 @@ package jobsignal
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -11,9 +10,6 @@ import (
 	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/signalfs"
 )
-
-// gateProgress is how often the gate says what it still waits for.
-const gateProgress = 10 * time.Second
 
 // verdict sorts the sidecars the gate waits for by what they mean for it.
 type verdict struct {
@@ -49,7 +45,7 @@ func (r *runner) readyGate(waitFor []string) error {
 	defer func() { w.Close() }()
 	timeout, stopTimeout := cli.After(r.cfg.ReadyTimeout)
 	defer stopTimeout()
-	progress := time.NewTicker(gateProgress)
+	progress := time.NewTicker(r.cfg.ProgressInterval)
 	defer progress.Stop()
 	r.log.Info("waiting for sidecars", "waitFor", waitFor, "readyTimeout", r.cfg.ReadyTimeout, "watch", w.Mode())
 	ready := map[string]bool{}
@@ -142,7 +138,7 @@ func (r *runner) list(views []signalfs.SidecarView) string {
 		if reporting == nil {
 			reporting, _ = r.dir.SidecarNames()
 		}
-		if near, ok := cli.Nearest(s.Name, reporting); ok && !slices.Contains(r.cfg.waitFor, near) {
+		if near, ok := cli.Nearest(s.Name, reporting); ok {
 			parts[i] = fmt.Sprintf("%s: no such sidecar; %q is reporting, did you mean it?", s.Name, near)
 		}
 	}

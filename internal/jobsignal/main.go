@@ -40,7 +40,8 @@ Examples:
   job-signal install /var/run/job-signal-bin     # in an init container
   job-signal status                               # what the directory says
 
-Every flag can also be set by the environment variable shown in [brackets].
+Every flag can also be set by the environment variable shown after its
+help, as ($VARIABLE).
 Exit codes: COMMAND's own; 128+N if signal N killed it; 127 not found;
 126 not executable; 2 bad usage; 125 job-signal itself failed (such as a
 ready timeout or an unwritable directory).
@@ -50,6 +51,7 @@ Run 'job-signal run --help' for the flags of the main use.`
 // CLI is job-signal's command line.
 type CLI struct {
 	cli.LogOptions
+	VersionFlag kong.VersionFlag `name:"version" help:"Print the version and exit."`
 
 	Run     RunCmd     `cmd:"" default:"withargs" help:"Run COMMAND after the sidecars are ready (the default: 'run' may be left out)."`
 	Install InstallCmd `cmd:"" help:"Copy job-signal and sidecar-watch into DIR (for an init container; needs no shell)."`
@@ -92,8 +94,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var e *early
 	if args[0] == "run" {
 		if err := refuseMistypedCommand(args[1:]); err != nil {
-			fmt.Fprintf(stderr, "job-signal: error: %s\n", err)
-			return cli.ExitUsage
+			return cli.ReportUsage("job-signal", &c, args[1:], stderr, err)
 		}
 		// Before anything else: see early.go.
 		e = lockEarly(args[1:])
@@ -128,20 +129,21 @@ func withRunCommand(args []string) []string {
 }
 
 // refuseMistypedCommand refuses a first word, before any "--", that looks
-// like a mistyped subcommand (job-signal stauts) rather than COMMAND: run
-// as COMMAND it would touch the directory, and even overwrite a real job's
-// result. A word that is a path, or a program found in PATH, is COMMAND;
-// after "--" everything is.
+// like a mistyped subcommand (job-signal stauts) or is one people try
+// (help, completion, man, inject) rather than COMMAND: run as COMMAND it
+// would touch the directory, and even overwrite a real job's result. A
+// path, or a program found in PATH that is not one of those words, is
+// COMMAND; after "--" everything is.
 func refuseMistypedCommand(args []string) error {
 	word := cliFlags.Scan(args).First
 	if word == "" || strings.Contains(word, "/") {
 		return nil
 	}
-	if _, err := exec.LookPath(word); err == nil {
-		return nil
-	}
 	if hint, ok := notCommands[word]; ok {
 		return fmt.Errorf("unknown command %q: %s (to run a program called %q as the job, put -- before it)", word, hint, word)
+	}
+	if _, err := exec.LookPath(word); err == nil {
+		return nil
 	}
 	if near, ok := cli.Nearest(word, subcommands); ok {
 		return fmt.Errorf("unknown command %q, did you mean %q? (to run a program called %q as the job, put -- before it)", word, near, word)

@@ -19,9 +19,11 @@ type RunCmd struct {
 	cli.Wrapper
 
 	WaitFor       []string      `name:"wait-for" sep:"none" env:"JOB_SIGNAL_WAIT_FOR" placeholder:"NAME,..." help:"Sidecars (their sidecar-watch --name) that must be ready before COMMAND starts."`
-	ReadyTimeout  time.Duration `name:"ready-timeout" default:"5m" env:"JOB_SIGNAL_READY_TIMEOUT" placeholder:"DURATION" help:"Give up waiting for --wait-for after this long (0: wait for ever). COMMAND then never runs, and the error names each sidecar that was not ready and why."`
+	ReadyTimeout  time.Duration `name:"ready-timeout" default:"5m" env:"JOB_SIGNAL_READY_TIMEOUT" placeholder:"DURATION" help:"Give up waiting for --wait-for after this long (default ${default}; 0: wait for ever). COMMAND then never runs, and the error names each sidecar that was not ready and why."`
 	RestartPolicy string        `name:"restart-policy" enum:"Never,OnFailure" default:"Never" env:"JOB_SIGNAL_RESTART_POLICY" help:"The Pod's restartPolicy: Never or OnFailure. Under OnFailure a failed attempt leaves the sidecars running for the next one."`
-	SignalGroup   bool          `name:"signal-group" env:"JOB_SIGNAL_SIGNAL_GROUP" help:"Forward signals to COMMAND's whole process group, not only to COMMAND."`
+	// Hidden: for tests, which cannot wait ten seconds for a line.
+	ProgressInterval time.Duration `name:"progress-interval" hidden:"" default:"10s" nonzero:"" env:"JOB_SIGNAL_PROGRESS_INTERVAL" placeholder:"DURATION" help:"How often the ready gate logs what it still waits for (default ${default})."`
+	SignalGroup      bool          `name:"signal-group" env:"JOB_SIGNAL_SIGNAL_GROUP" help:"Forward signals to COMMAND's whole process group, not only to COMMAND."`
 
 	// waitFor is WaitFor parsed, set by Validate.
 	waitFor []string
@@ -70,7 +72,7 @@ func (c *RunCmd) Run(env *cli.Env, e *early) error {
 	signals, stop := env.CaughtSignals(proc.ForwardedSignals())
 	defer stop()
 	if e != nil && e.err != nil {
-		return cli.Failf("--dir %s: %w", c.Dir, e.err)
+		return cli.Exit(cli.ExitFailure, cli.DirError(c.Dir, e.err))
 	}
 	proc.SetUpReaping(c.Subreaper, env.Log)
 	r := &runner{cfg: c, log: env.Log, signals: signals, started: time.Now()}
@@ -108,7 +110,7 @@ func (c *RunCmd) Run(env *cli.Env, e *early) error {
 		}
 	}
 	if err := r.write(); err != nil {
-		return cli.Failf("--dir %s is not usable: %w (it must be writable by uid %d)", c.Dir, err, os.Getuid())
+		return cli.Exit(cli.ExitFailure, cli.DirError(c.Dir, err))
 	}
 	r.reserveSuccess()
 	defer func() {
@@ -130,12 +132,12 @@ func (c *RunCmd) Run(env *cli.Env, e *early) error {
 func (r *runner) attach() error {
 	dir, err := signalfs.Open(r.cfg.Dir, true)
 	if err != nil {
-		return cli.Failf("--dir %s: %w", r.cfg.Dir, err)
+		return cli.Exit(cli.ExitFailure, cli.DirError(r.cfg.Dir, err))
 	}
 	lock, err := dir.LockJob(r.cfg.RestartPolicy)
 	if err != nil {
 		dir.Close()
-		return cli.Failf("--dir %s: %w", r.cfg.Dir, err)
+		return cli.Exit(cli.ExitFailure, cli.DirError(r.cfg.Dir, err))
 	}
 	r.dir, r.lock = dir, lock
 	return nil

@@ -15,7 +15,7 @@ import (
 // StatusCmd prints what the shared directory says, for a person at
 // kubectl exec.
 type StatusCmd struct {
-	Dir  string `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"The shared directory."`
+	Dir  string `name:"dir" default:"${dir}" env:"JOB_SIGNAL_DIR" placeholder:"PATH" help:"The shared directory (default ${default})."`
 	JSON bool   `name:"json" help:"Print JSON instead of text (keys in lowerCamelCase, durations as Go duration strings)."`
 }
 

@@ -29,6 +29,9 @@ type HTTP struct {
 
 // NewHTTP validates an http:// URL.
 func NewHTTP(rawURL string) (HTTP, error) {
+	if !strings.Contains(rawURL, "://") {
+		return HTTP{}, fmt.Errorf("want an http:// URL, e.g. http://%s; got %q", rawURL, rawURL)
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return HTTP{}, err

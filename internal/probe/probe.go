@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -24,8 +25,11 @@ type TCP struct{ Addr string }
 // NewTCP validates HOST:PORT.
 func NewTCP(addr string) (TCP, error) {
 	host, port, err := net.SplitHostPort(addr)
+	if err != nil && !strings.Contains(addr, ":") {
+		return TCP{}, fmt.Errorf("want HOST:PORT, e.g. 127.0.0.1:%s; got %q", addr, addr)
+	}
 	if err != nil {
-		return TCP{}, fmt.Errorf("want HOST:PORT: %w", err)
+		return TCP{}, fmt.Errorf("want HOST:PORT, e.g. 127.0.0.1:5432: %w", err)
 	}
 	if host == "" {
 		return TCP{}, fmt.Errorf("want HOST:PORT, got %q (no host)", addr)

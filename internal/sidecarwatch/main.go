@@ -26,6 +26,7 @@ import (
 	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/internal/probe"
 	"github.com/job-signal/job-signal/internal/proc"
+	"github.com/job-signal/job-signal/internal/version"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -43,7 +44,8 @@ Examples:
   sidecar-watch --name envoy --quit-url http://127.0.0.1:15000/quitquitquit \
       --stop-after app-logs -- /usr/local/bin/envoy -c /etc/envoy.yaml
 
-Every flag can also be set by the environment variable shown in [brackets].
+Every flag can also be set by the environment variable shown after its
+help, as ($VARIABLE).
 Exit codes: 0 when the sidecar was stopped because the job was done or the
 Pod is terminating; 2 bad usage; 125 sidecar-watch itself failed; with
 --restart Never, the sidecar's own code if it ended by itself.`
@@ -52,6 +54,7 @@ Pod is terminating; 2 bad usage; 125 sidecar-watch itself failed; with
 type Cmd struct {
 	cli.LogOptions
 	cli.Wrapper
+	Version kong.VersionFlag `name:"version" help:"Print the version and exit ('sidecar-watch version' too)."`
 
 	Name string `name:"name" required:"" env:"SIDECAR_WATCH_NAME" placeholder:"NAME" help:"This sidecar's name, as job-signal --wait-for and other sidecars' --after/--stop-after refer to it: a DNS label such as 'proxy'."`
 
@@ -66,14 +69,14 @@ type Cmd struct {
 	StopAfter        []string      `name:"stop-after" sep:"none" env:"SIDECAR_WATCH_STOP_AFTER" placeholder:"NAME,..." help:"When the job is done, stop only after these sidecars have stopped (a proxy stops last)."`
 	StopAfterTimeout time.Duration `name:"stop-after-timeout" default:"30s" env:"SIDECAR_WATCH_STOP_AFTER_TIMEOUT" placeholder:"DURATION" help:"Stop anyway when --stop-after sidecars have not stopped after this long (default ${default}; 0: no limit)."`
 
-	JobStartTimeout time.Duration `name:"job-start-timeout" default:"0s" env:"SIDECAR_WATCH_JOB_START_TIMEOUT" placeholder:"DURATION" help:"Stop the sidecar and fail when no job-signal has shown itself in the directory after this long (default 0: no limit; the Job's activeDeadlineSeconds bounds a Pod whose main container never starts). A warning is logged after a minute either way."`
+	JobStartTimeout time.Duration `name:"job-start-timeout" default:"0s" env:"SIDECAR_WATCH_JOB_START_TIMEOUT" placeholder:"DURATION" help:"Stop the sidecar and fail when no job-signal has shown itself in the directory after this long (default ${default}: no limit; the Job's activeDeadlineSeconds bounds a Pod whose main container never starts). A warning is logged after a minute either way."`
 
 	StopSignal  string        `name:"stop-signal" default:"TERM" env:"SIDECAR_WATCH_STOP_SIGNAL" placeholder:"SIGNAL" help:"Signal that stops the sidecar: TERM, INT, QUIT, HUP, USR1, USR2 or KILL, with or without SIG (default ${default})."`
 	Grace       time.Duration `name:"grace" default:"10s" env:"SIDECAR_WATCH_GRACE" placeholder:"DURATION" help:"How long the sidecar may take to exit after --quit-url or --stop-signal before the next step (then SIGKILL to its process group). Also how long a terminating Pod's sidecar keeps serving while the job finishes (default ${default})."`
 	QuitURL     string        `name:"quit-url" env:"SIDECAR_WATCH_QUIT_URL" placeholder:"URL" help:"POST here first to stop the sidecar (Envoy/Istio /quitquitquit, cloud-sql-proxy /quitquitquit); fall back to --stop-signal if it fails or the sidecar has not exited within --grace."`
 	QuitTimeout time.Duration `name:"quit-timeout" default:"2s" nonzero:"" env:"SIDECAR_WATCH_QUIT_TIMEOUT" placeholder:"DURATION" help:"Time limit of the --quit-url request (default ${default})."`
 
-	Restart           string        `name:"restart" enum:"Always,Never" default:"Always" env:"SIDECAR_WATCH_RESTART" help:"When COMMAND ends by itself before the job is done: Always restarts it with exponential back-off (like native sidecars); Never exits with its code (default ${default})."`
+	Restart           string        `name:"restart" enum:"Always,Never" default:"Always" env:"SIDECAR_WATCH_RESTART" help:"When COMMAND ends by itself before the job is done: Always restarts it with exponential back-off (like native sidecars); Never exits with its code."`
 	RestartBackoff    time.Duration `name:"restart-backoff" default:"1s" nonzero:"" env:"SIDECAR_WATCH_RESTART_BACKOFF" placeholder:"DURATION" help:"First delay before a restart; it doubles after each quick failure (default ${default})."`
 	RestartBackoffMax time.Duration `name:"restart-backoff-max" default:"30s" nonzero:"" env:"SIDECAR_WATCH_RESTART_BACKOFF_MAX" placeholder:"DURATION" help:"Longest delay before a restart (default ${default})."`
 
@@ -147,6 +150,10 @@ func (c *Cmd) names(flag string, list []string) ([]string, error) {
 // Main runs sidecar-watch with args (without the program name) and returns
 // its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == "version" {
+		fmt.Fprintln(stdout, "sidecar-watch "+version.String())
+		return 0
+	}
 	var c Cmd
 	signals, stop := cli.CatchSignals(proc.ForwardedSignals())
 	defer stop()

@@ -71,7 +71,7 @@ func (c *Cmd) Run(env *cli.Env) error {
 func (s *watch) attach() error {
 	dir, err := signalfs.Open(s.cfg.Dir, true)
 	if err != nil {
-		return cli.Failf("--dir %s: %w", s.cfg.Dir, err)
+		return cli.Exit(cli.ExitFailure, cli.DirError(s.cfg.Dir, err))
 	}
 	lock, err := dir.LockSidecar(s.cfg.Name)
 	if err != nil {
@@ -84,7 +84,7 @@ func (s *watch) attach() error {
 		s.state.Liveness = signalfs.LivenessNone
 	}
 	if err := s.write(); err != nil {
-		return cli.Failf("--dir %s is not usable: %w (it must be writable by uid %d)", s.cfg.Dir, err, os.Getuid())
+		return cli.Exit(cli.ExitFailure, cli.DirError(s.cfg.Dir, err))
 	}
 	s.w = dir.Watch(signalfs.WatchOptions{Files: s.interest(), Poll: s.cfg.Poll, PollInterval: s.cfg.PollInterval, Logger: s.log})
 	return nil
