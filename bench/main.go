@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -25,14 +26,19 @@ func main() {
 	scale := flag.Float64("scale", 1, "multiply every run count (0.2 for a quick look)")
 	kubelet := flag.Bool("kubelet", true, "also measure Pod completion on a real kubelet (needs root; see e2e/README.md)")
 	base := flag.String("dir", "", "parent of the shared directories (default: /dev/shm, a tmpfs like an emptyDir with medium Memory)")
+	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, floor, chain, ready, startup, window, idle, sizes, kubelet), and print without writing -out")
 	flag.Parse()
-	if err := run(*out, *scale, *kubelet, *base); err != nil {
+	if err := run(*out, *scale, *kubelet, *base, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, scale float64, kubelet bool, base string) error {
+func run(out string, scale float64, kubelet bool, base, only string) error {
+	onlyRE, err := regexp.Compile(only)
+	if err != nil {
+		return fmt.Errorf("-only: %w", err)
+	}
 	if base == "" {
 		base = os.TempDir()
 		if info, err := os.Stat("/dev/shm"); err == nil && info.IsDir() {
@@ -49,22 +55,34 @@ func run(out string, scale float64, kubelet bool, base string) error {
 		return err
 	}
 	started := time.Now()
-	steps := []func() error{
-		func() error { return b.stopLatency(1, false, 300) },
-		func() error { return b.stopLatency(20, false, 60) },
-		func() error { return b.stopLatency(1, true, 40) },
-		func() error { return b.stopLatency(20, true, 20) },
-		func() error { return b.readyGate("100ms", 60) },
-		func() error { return b.readyGate("10ms", 60) },
-		b.startup,
-		b.idle,
-		b.sizes,
+	type step struct {
+		name string
+		run  func() error
+	}
+	steps := []step{
+		{"stop", func() error { return b.stopLatency(1, false, 300) }},
+		{"floor", func() error { return b.stopFloor(20, 60) }},
+		{"stop", func() error { return b.stopLatency(20, false, 60) }},
+		{"stop", func() error { return b.stopLatency(1, true, 40) }},
+		{"stop", func() error { return b.stopLatency(20, true, 20) }},
+		{"chain", func() error { return b.stopChain(25, 5) }},
+		{"chain", func() error { return b.stopChain(50, 5) }},
+		{"chain", func() error { return b.stopChain(100, 5) }},
+		{"ready", func() error { return b.readyGate("100ms", 60) }},
+		{"ready", func() error { return b.readyGate("10ms", 60) }},
+		{"startup", b.startup},
+		{"window", func() error { return b.startWindow(200) }},
+		{"idle", b.idle},
+		{"sizes", b.sizes},
 	}
 	if kubelet {
-		steps = append(steps, b.kubelet)
+		steps = append(steps, step{"kubelet", b.kubelet})
 	}
-	for _, step := range steps {
-		if err := step(); err != nil {
+	for _, s := range steps {
+		if !onlyRE.MatchString(s.name) {
+			continue
+		}
+		if err := s.run(); err != nil {
 			return err
 		}
 	}
@@ -74,6 +92,9 @@ func run(out string, scale float64, kubelet bool, base string) error {
 	}
 	report := b.report(time.Since(started), micro)
 	fmt.Print(report.table)
+	if only != "" {
+		return nil // a partial run does not replace the report
+	}
 	return os.WriteFile(out, []byte(report.markdown), 0o644)
 }
 
@@ -82,6 +103,7 @@ type bench struct {
 	work, bin string
 	scale     float64
 	rows      []row
+	floor     *row // the stop latency floor, once measured
 }
 
 func (b *bench) runs(n int) int { return max(int(float64(n)*b.scale), 5) }
