@@ -39,15 +39,15 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSidecar$$' -fuzztime $(FUZZTIME) ./signalfs
 	$(GO) test -run '^$$' -fuzz '^FuzzValidName$$' -fuzztime $(FUZZTIME) ./signalfs
 
-# Every manifest in manifests/ and the issue's cases as real Pods on a real
-# kubelet (root; installs containerd & co. with apt and builds the kubelet
-# once). See e2e/README.md.
+# Every Job and CronJob in manifests/ and the issue's cases through the API
+# of a real one-node cluster (root; installs containerd & co. with apt and
+# builds etcd and Kubernetes once, cached). See e2e/README.md.
 e2e:
-	$(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e/
+	$(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 4 ./e2e/
 
 # Latency, start-up, idle cost and size, against the targets and reference
-# figures of the issue; rewrites BENCHMARKS.md. The kubelet rows use make
-# e2e's harness (root); BENCHFLAGS=-kubelet=false skips them.
+# figures of the issue; rewrites BENCHMARKS.md. The cluster rows use make
+# e2e's cluster (root); BENCHFLAGS=-cluster=false skips them.
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 

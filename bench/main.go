@@ -1,8 +1,9 @@
 // Command bench measures what job-signal costs its users and writes the
 // table to BENCHMARKS.md: stop latency (job exit to the sidecar receiving
 // its stop signal), ready-gate latency, start-up overhead, the idle cost of
-// a waiting sidecar-watch, binary sizes, and, on a real kubelet, job exit
-// to Pod Succeeded against native sidecars. Run it with `make bench`.
+// a waiting sidecar-watch, binary sizes, and, on a real one-node cluster,
+// main exit and Job creation to the Job's Complete condition against
+// native sidecars. Run it with `make bench`.
 //
 // Every timed moment is taken inside the processes involved (the workload
 // in bench/workload writes Unix-nanosecond stamps), so the harness's own
@@ -23,16 +24,16 @@ import (
 func main() {
 	out := flag.String("out", "BENCHMARKS.md", "where to write the report")
 	scale := flag.Float64("scale", 1, "multiply every run count (0.2 for a quick look)")
-	kubelet := flag.Bool("kubelet", true, "also measure Pod completion on a real kubelet (needs root; see e2e/README.md)")
+	cluster := flag.Bool("cluster", true, "also measure Job completion on a real one-node cluster (needs root; see e2e/README.md)")
 	base := flag.String("dir", "", "parent of the shared directories (default: /dev/shm, a tmpfs like an emptyDir with medium Memory)")
 	flag.Parse()
-	if err := run(*out, *scale, *kubelet, *base); err != nil {
+	if err := run(*out, *scale, *cluster, *base); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, scale float64, kubelet bool, base string) error {
+func run(out string, scale float64, cluster bool, base string) error {
 	if base == "" {
 		base = os.TempDir()
 		if info, err := os.Stat("/dev/shm"); err == nil && info.IsDir() {
@@ -60,8 +61,8 @@ func run(out string, scale float64, kubelet bool, base string) error {
 		b.idle,
 		b.sizes,
 	}
-	if kubelet {
-		steps = append(steps, b.kubelet)
+	if cluster {
+		steps = append(steps, b.cluster)
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

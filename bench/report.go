@@ -82,10 +82,11 @@ const method = `
 - Start-up: wall time of ` + "`true`" + ` and of ` + "`job-signal --dir D -- true`" + ` from fork to reaped, interleaved.
 - Idle: a sidecar-watch and a job-signal around a running job, measured over 10 s after 1 s to settle: CPU ticks
   (utime+stime, 10 ms units), context switches of all threads, VmRSS.
-- Kubelet: the e2e suite's TestJobExitToSucceededOursVsNative (see e2e/README.md): the same one-sidecar Job
-  wrapped by job-signal, or with a native sidecar, in turns on one standalone kubelet v1.34; from the job
-  container's exit (the runtime's nanosecond timestamp) to the 100 ms poll of the kubelet's /pods seeing
-  Succeeded.
+- Cluster: the e2e suite's TestJobCompletionOursVsNative (see e2e/README.md): the same one-sidecar Job
+  wrapped by job-signal, or with a native sidecar, in turns on one one-node cluster v1.34 (etcd, API server,
+  controller manager, scheduler, kubelet); from the main container's exit (the runtime's nanosecond timestamp,
+  through the CRI) to the watch delivering the Job's Complete condition, and from just before the Job's create
+  request to that moment.
 - Percentiles are nearest-rank; with fewer than 100 runs p99 is the slowest run.
 - Reference figures (kubexit, native sidecars) were measured on this kind of machine and are quoted from the issue.
 `
