@@ -43,7 +43,7 @@ fuzz:
 # of a real one-node cluster (root; installs containerd & co. with apt and
 # builds etcd and Kubernetes once, cached). See e2e/README.md.
 e2e:
-	$(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 4 ./e2e/
+	$(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
 
 # Latency, start-up, idle cost and size, against the targets and reference
 # figures of the issue; rewrites BENCHMARKS.md. The cluster rows use make

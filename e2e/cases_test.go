@@ -25,10 +25,7 @@ import (
 func TestMainFailsBackoffLimit(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, "backoff")
-	job, _ := s.createJob(oneSidecar("fails", `echo failing; exit 3`).job())
-	done, _ := s.waitJob(job.Name, 3*time.Minute)
-	expectJob(t, done, batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded, 0, 1)
-	pods := s.jobPods(done, 1)
+	_, pods := s.run(oneSidecar("fails", `echo failing; exit 3`).job(), failedWithOnePod(batchv1.JobReasonBackoffLimitExceeded), 3*time.Minute)
 	expectPhase(t, pods[0], corev1.PodFailed)
 	expectExits(t, pods[0], map[string]int32{"main": 3})
 }
@@ -50,13 +47,11 @@ func podFailurePolicyJob(w wrapped) *batchv1.Job {
 
 // TestPodFailurePolicy (case 3).
 func TestPodFailurePolicy(t *testing.T) {
+	t.Parallel()
 	t.Run("exit-42-fails-the-job", func(t *testing.T) {
 		t.Parallel()
 		s := newSpace(t, "pfp-failjob")
-		job, _ := s.createJob(podFailurePolicyJob(oneSidecar("exit-42", `echo fatal; exit 42`)))
-		done, _ := s.waitJob(job.Name, 3*time.Minute)
-		expectJob(t, done, batchv1.JobFailed, batchv1.JobReasonPodFailurePolicy, 0, 1)
-		pods := s.jobPods(done, 1) // backoffLimit 3, yet no second Pod
+		_, pods := s.run(podFailurePolicyJob(oneSidecar("exit-42", `echo fatal; exit 42`)), failedWithOnePod(batchv1.JobReasonPodFailurePolicy), 3*time.Minute) // backoffLimit 3, yet no second Pod
 		expectPhase(t, pods[0], corev1.PodFailed)
 		expectExits(t, pods[0], map[string]int32{"main": 42})
 	})
@@ -76,11 +71,8 @@ func TestPodFailurePolicy(t *testing.T) {
 		w := oneSidecar("exit-43", `if [ -e /attempts/first ]; then echo second attempt; exit 0; fi; touch /attempts/first; echo first attempt; exit 43`)
 		w.volumes = []corev1.Volume{{Name: "attempts", VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: shared, Type: ptr.To(corev1.HostPathDirectory)}}}}
-		job, _ := s.createJob(podFailurePolicyJob(w))
-		done, _ := s.waitJob(job.Name, 3*time.Minute)
 		// Replaced and not counted: failed stays 0.
-		expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
-		pods := s.jobPods(done, 2)
+		_, pods := s.run(podFailurePolicyJob(w), verdict{batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0, 2}, 3*time.Minute)
 		expectPhase(t, pods[0], corev1.PodFailed)
 		expectExits(t, pods[0], map[string]int32{"main": 43})
 		expectPhase(t, pods[1], corev1.PodSucceeded)
@@ -102,21 +94,28 @@ func TestOnFailureRestartsMainInPlace(t *testing.T) {
 	w.volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	job := w.job()
 	job.Spec.BackoffLimit = ptr.To(int32(3))
-	created, _ := s.createJob(job)
-	done, _ := s.waitJob(created.Name, 4*time.Minute)
-	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
-	pods := s.jobPods(done, 1)
+	_, pods := s.run(job, completeWithOnePod, 4*time.Minute)
 	expectPhase(t, pods[0], corev1.PodSucceeded)
 	expectExits(t, pods[0], nil)
 	if c := containerStatus(pods[0], "main"); c.RestartCount != 2 {
 		t.Errorf("main restarted %d times, want 2: %s", c.RestartCount, podSummary(pods[0]))
-	} else if last := c.LastTerminationState.Terminated; last == nil || last.ExitCode != 1 {
-		t.Errorf("main's previous attempt: want exit 1, got %+v", last)
+	}
+	// The final status has no lastState (the kubelet drops it once the Pod
+	// is terminal): the watch saw the failed attempts on the way.
+	if _, ok := s.pods.first(pods[0].UID, func(p *corev1.Pod) bool {
+		c := containerStatus(p, "main")
+		return c != nil && c.LastTerminationState.Terminated != nil && c.LastTerminationState.Terminated.ExitCode == 1
+	}); !ok {
+		t.Errorf("the watch never showed main's previous attempt ending with exit 1")
 	}
 	if c := containerStatus(pods[0], "sidecar"); c.RestartCount != 0 {
 		t.Errorf("the sidecar restarted %d times, want 0: it must stay up across the main's attempts", c.RestartCount)
 	}
 	expectLog(t, s, pods[0].Name, "main", "attempt 3")
+	const stayedUp = "staying up for the next attempt"
+	if n := strings.Count(s.logs(pods[0].Name, "sidecar"), stayedUp); n != 2 {
+		t.Errorf("sidecar-watch logged %q %d times, want 2 (one per failed attempt)", stayedUp, n)
+	}
 }
 
 // TestActiveDeadline (case 6): activeDeadlineSeconds shorter than main. The
@@ -128,10 +127,7 @@ func TestActiveDeadline(t *testing.T) {
 	s := newSpace(t, "deadline")
 	job := oneSidecar("deadline", `echo main working; while true; do sleep 1; done`).job()
 	job.Spec.ActiveDeadlineSeconds = ptr.To(int64(8))
-	created, _ := s.createJob(job)
-	done, _ := s.waitJob(created.Name, 3*time.Minute)
-	expectJob(t, done, batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded, 0, 1)
-	pods := s.jobPods(done, 1)
+	_, pods := s.run(job, failedWithOnePod(batchv1.JobReasonDeadlineExceeded), 3*time.Minute)
 	expectExits(t, pods[0], map[string]int32{"main": 143})
 	s.expectPodsGone(2 * time.Minute)
 }
@@ -143,10 +139,7 @@ func TestTTLAfterFinished(t *testing.T) {
 	s := newSpace(t, "ttl")
 	job := oneSidecar("ttl", shortMain).job()
 	job.Spec.TTLSecondsAfterFinished = ptr.To(int32(3))
-	created, _ := s.createJob(job)
-	done, _ := s.waitJob(created.Name, 3*time.Minute)
-	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
-	pods := s.jobPods(done, 1)
+	_, pods := s.run(job, completeWithOnePod, 3*time.Minute)
 	expectPhase(t, pods[0], corev1.PodSucceeded)
 	expectExits(t, pods[0], nil)
 	err := s.jobs.waitFor(time.Minute, func(all []observation[*batchv1.Job]) (bool, string) {
@@ -164,10 +157,8 @@ func TestParallelJob(t *testing.T) {
 	s := newSpace(t, "parallel")
 	job := oneSidecar("parallel", shortMain).job()
 	job.Spec.Parallelism, job.Spec.Completions = ptr.To(int32(3)), ptr.To(int32(6))
-	created, _ := s.createJob(job)
-	done, _ := s.waitJob(created.Name, 5*time.Minute)
-	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 6, 0)
-	for _, p := range s.jobPods(done, 6) {
+	_, pods := s.run(job, verdict{batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 6, 0, 6}, 5*time.Minute)
+	for _, p := range pods {
 		expectPhase(t, p, corev1.PodSucceeded)
 		expectExits(t, p, nil)
 	}
@@ -182,10 +173,7 @@ func TestSidecarIgnoringSIGTERM(t *testing.T) {
 	w.sidecars[0].flags = []string{"--grace=2s"}
 	// Ignored, SIGTERM stays ignored in the shell's children (sleep).
 	w.sidecars[0].command = []string{"sh", "-c", `trap '' TERM; echo ignoring SIGTERM; while true; do sleep 1; done`}
-	created, _ := s.createJob(w.job())
-	done, _ := s.waitJob(created.Name, 3*time.Minute)
-	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
-	pods := s.jobPods(done, 1)
+	_, pods := s.run(w.job(), completeWithOnePod, 3*time.Minute)
 	expectPhase(t, pods[0], corev1.PodSucceeded)
 	expectExits(t, pods[0], nil)
 	expectLog(t, s, pods[0].Name, "sidecar", "ignoring SIGTERM")
@@ -233,10 +221,7 @@ func TestMainOOMKilled(t *testing.T) {
 	// tail holds a whole "line" in memory, and /dev/zero has no newline.
 	w := oneSidecar("oom", `echo allocating; head -c 1073741824 /dev/zero | tail`)
 	w.mainLimits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}
-	created, _ := s.createJob(w.job())
-	done, _ := s.waitJob(created.Name, 3*time.Minute)
-	expectJob(t, done, batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded, 0, 1)
-	pods := s.jobPods(done, 1)
+	_, pods := s.run(w.job(), failedWithOnePod(batchv1.JobReasonBackoffLimitExceeded), 3*time.Minute)
 	expectPhase(t, pods[0], corev1.PodFailed)
 	expectExits(t, pods[0], map[string]int32{"main": 137})
 }
@@ -250,10 +235,7 @@ func TestSidecarStopSignal(t *testing.T) {
 	w.sidecars[0].flags = []string{"--stop-signal=INT", "--grace=60s"}
 	w.sidecars[0].command = []string{"sh", "-c", `trap '' TERM; trap 'echo got INT; exit 0' INT; while true; do sleep 1; done`}
 	w.grace = 90
-	created, _ := s.createJob(w.job())
-	done, _ := s.waitJob(created.Name, 50*time.Second) // well before --grace would end it
-	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
-	pods := s.jobPods(done, 1)
+	_, pods := s.run(w.job(), completeWithOnePod, 50*time.Second) // well before --grace would end it
 	expectPhase(t, pods[0], corev1.PodSucceeded)
 	expectExits(t, pods[0], nil)
 	expectLog(t, s, pods[0].Name, "sidecar", "got INT")

@@ -31,6 +31,7 @@ import (
 //   - Failed: the controller waits for the Pod's terminal phase and counts
 //     what it is; the Pod Succeeded, so the Job is Complete.
 func TestDeletePodWhileMainRuns(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		replacement batchv1.PodReplacementPolicy

@@ -6,7 +6,7 @@
 //
 // The suite needs root and the build tag e2e:
 //
-//	go test -tags e2e -count=1 -v -timeout 45m -parallel 4 ./e2e/
+//	go test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
 //
 // Without the tag only quick, unprivileged checks run (the Dockerfile's
 // two final stages). README.md says how it works and how to debug it.

@@ -74,6 +74,30 @@ func (s *space) createJob(job *batchv1.Job) (*batchv1.Job, time.Time) {
 	return created, at
 }
 
+// verdict is how a Job is expected to end: its condition and reason, its
+// succeeded and failed counts, and how many Pods it had.
+type verdict struct {
+	cond              batchv1.JobConditionType
+	reason            string
+	succeeded, failed int32
+	pods              int
+}
+
+var completeWithOnePod = verdict{batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0, 1}
+
+func failedWithOnePod(reason string) verdict { return verdict{batchv1.JobFailed, reason, 0, 1, 1} }
+
+// run creates the Job, waits until it is finished, checks the verdict, and
+// returns the Job as the watch first delivered it finished and the last
+// status of each of its Pods.
+func (s *space) run(job *batchv1.Job, want verdict, timeout time.Duration) (*batchv1.Job, []*corev1.Pod) {
+	s.t.Helper()
+	created, _ := s.createJob(job)
+	done, _ := s.waitJob(created.Name, timeout)
+	expectJob(s.t, done, want.cond, want.reason, want.succeeded, want.failed)
+	return done, s.jobPods(done, want.pods)
+}
+
 // jobCondition is the Job's condition of that type if it is True.
 func jobCondition(job *batchv1.Job, typ batchv1.JobConditionType) *batchv1.JobCondition {
 	for i := range job.Status.Conditions {

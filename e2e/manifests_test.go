@@ -30,6 +30,7 @@ import (
 // Succeeded, every container's exit code and the product's termination
 // messages as promised, plus per-example checks.
 func TestManifests(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(filepath.Dir(mustGetwd()), "manifests")
 	examples := manifestExamples(t, dir)
 	if len(examples) == 0 {

@@ -85,10 +85,7 @@ func TestClassicSidecarJobNeverCompletes(t *testing.T) {
 func TestNativeSidecarJobCompletes(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, "native")
-	created, _ := s.createJob(baselineJob("native-sidecar", true))
-	done, _ := s.waitJob(created.Name, 3*time.Minute)
-	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
-	pods := s.jobPods(done, 1)
+	_, pods := s.run(baselineJob("native-sidecar", true), completeWithOnePod, 3*time.Minute)
 	expectPhase(t, pods[0], corev1.PodSucceeded)
 	expectExits(t, pods[0], nil)
 }
