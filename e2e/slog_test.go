@@ -29,6 +29,7 @@ const (
 	msgDoneMarker = "done marker written"
 	// sidecar-watch: the Pod is being deleted; it waits for the job.
 	msgPodTerminating = "Pod terminating: the sidecar keeps serving until the job is done"
+	msgStopping       = "stopping the sidecar" // why= says what ended it
 )
 
 type slogEvent struct {
