@@ -114,5 +114,11 @@ func machine() string {
 	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		kernel = strings.TrimSpace(string(data))
 	}
-	return fmt.Sprintf("%d cores (%s), Linux %s, %s", runtime.NumCPU(), model, kernel, runtime.Version())
+	// Other work on the machine shows in every latency: say how much there was.
+	load := "?"
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(data))[:3], " ")
+	}
+	return fmt.Sprintf("%d cores (%s), Linux %s, %s; load average %s when the report was written",
+		runtime.NumCPU(), model, kernel, runtime.Version(), load)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"sync"
 	"time"
@@ -105,13 +104,7 @@ func (c *Cluster) start() error {
 // timings: etcd ~2 s, API server ready ~5 s, Node Ready ~9 s, the default
 // ServiceAccount ~12 s.
 func (c *Cluster) startDaemons() error {
-	if err := checkPortsFree(func(addr string) error {
-		l, err := net.Listen("tcp", addr)
-		if err == nil {
-			l.Close()
-		}
-		return err
-	}); err != nil {
+	if err := checkPortsFree(); err != nil {
 		return err
 	}
 	if err := createCgroups(c.cgroups); err != nil {

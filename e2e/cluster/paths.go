@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,11 +151,13 @@ func (p paths) ours(cmdline string) bool {
 
 // checkPortsFree fails, naming the port, if another program listens on one
 // of the cluster's ports.
-func checkPortsFree(listen func(addr string) error) error {
+func checkPortsFree() error {
 	for _, port := range ports {
-		if err := listen(fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
 			return fmt.Errorf("port %d is taken (another cluster, or a run that is still stopping?): %w", port, err)
 		}
+		l.Close()
 	}
 	return nil
 }
