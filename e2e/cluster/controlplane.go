@@ -59,37 +59,36 @@ func startAPIServer(p paths, bin string) (*daemon, error) {
 	)
 }
 
+// startController starts the controller manager or the scheduler: both
+// talk to the API server as the identity of their kubeconfig (also for
+// checking who calls their /healthz), serve on 127.0.0.1 with a
+// certificate they sign themselves, and run alone (no leader election).
+func startController(p paths, bin, name, identity string, port int, extra ...string) (*daemon, error) {
+	kc := filepath.Join(p.pki(), identity+".kubeconfig")
+	args := append([]string{
+		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
+		"--cert-dir=" + filepath.Join(p.base, identity),
+		"--leader-elect=false", "--profiling=false",
+	}, extra...)
+	return startDaemon(p, name, filepath.Join(p.logs, name+".log"), append([]string{filepath.Join(bin, name)}, args...)...)
+}
+
 // startControllerManager starts the controllers (the Job, CronJob, TTL,
 // garbage collector, namespace and service-account ones among them).
 func startControllerManager(p paths, bin string) (*daemon, error) {
-	pki := p.pki()
-	kc := filepath.Join(pki, "controller-manager.kubeconfig")
-	return startDaemon(p, "kube-controller-manager", filepath.Join(p.logs, "kube-controller-manager.log"),
-		filepath.Join(bin, "kube-controller-manager"),
-		"--kubeconfig="+kc, "--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc,
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", controllerMgrPort),
-		"--cert-dir="+filepath.Join(p.base, "controller-manager"),
-		"--leader-elect=false",
+	return startController(p, bin, "kube-controller-manager", "controller-manager", controllerMgrPort,
 		"--use-service-account-credentials=true",
-		"--service-account-private-key-file="+filepath.Join(pki, "sa.key"),
-		"--root-ca-file="+filepath.Join(pki, "ca.crt"),
+		"--service-account-private-key-file="+filepath.Join(p.pki(), "sa.key"),
+		"--root-ca-file="+filepath.Join(p.pki(), "ca.crt"),
 		"--allocate-node-cidrs=false",
 		"--service-cluster-ip-range="+serviceSubnet,
-		"--profiling=false",
 	)
 }
 
 // startScheduler starts the scheduler, which binds every Pod to the Node.
 func startScheduler(p paths, bin string) (*daemon, error) {
-	kc := filepath.Join(p.pki(), "scheduler.kubeconfig")
-	return startDaemon(p, "kube-scheduler", filepath.Join(p.logs, "kube-scheduler.log"),
-		filepath.Join(bin, "kube-scheduler"),
-		"--kubeconfig="+kc, "--authentication-kubeconfig="+kc, "--authorization-kubeconfig="+kc,
-		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", schedulerPort),
-		"--cert-dir="+filepath.Join(p.base, "scheduler"),
-		"--leader-elect=false",
-		"--profiling=false",
-	)
+	return startController(p, bin, "kube-scheduler", "scheduler", schedulerPort)
 }
 
 // selfSigned reaches the controller manager's and the scheduler's /healthz:
