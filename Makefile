@@ -44,12 +44,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzUninject$$' -fuzztime $(FUZZTIME) ./inject
 	$(GO) test -run '^$$' -fuzz '^FuzzMutate$$' -fuzztime $(FUZZTIME) ./internal/webhook
 
-# Every manifest in manifests/ and the issue's cases as real Pods on a real
-# kubelet (root; installs containerd & co. with apt and builds the kubelet
-# once). See e2e/README.md. Then inject's registry cases against
-# distribution's registry (built once from the module proxy, cached).
+# Every Job and CronJob in manifests/ and the issue's cases through the API
+# of a real one-node cluster (root; installs containerd & co. with apt and
+# builds etcd and Kubernetes once, cached). See e2e/README.md. Then inject's
+# registry cases against distribution's registry (built once from the module
+# proxy, cached).
 e2e:
-	$(GO) test -tags e2e -count=1 -v -timeout 45m ./e2e/
+	$(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
 	$(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/registrye2e/
 
 # The image for linux/amd64 and linux/arm64 and a manifest list over both,
@@ -81,8 +82,8 @@ image-name:
 	@echo '$(IMAGE)'
 
 # Latency, start-up, idle cost and size, against the targets and reference
-# figures of the issue; rewrites BENCHMARKS.md. The kubelet rows use make
-# e2e's harness (root); BENCHFLAGS=-kubelet=false skips them.
+# figures of the issue; rewrites BENCHMARKS.md. The cluster rows use make
+# e2e's cluster (root); BENCHFLAGS=-cluster=false skips them.
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 

@@ -3,236 +3,240 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 )
 
-// The cases of issue 5, each a Pod run for real with job-signal and
-// sidecar-watch from the image the Dockerfile builds.
+// The Job controller's verdicts on Jobs wrapped by job-signal (issue 10),
+// each through the API: the Job's conditions and reasons, the Pods' phases
+// and every container's exit code.
 
-func oneSidecarJob(name string, job string) wrapped {
-	return wrapped{
-		name:     name,
-		job:      []string{"sh", "-c", job},
-		sidecars: []sidecar{{name: "sidecar", command: []string{"sh", "-c", termSidecar}}},
-	}
-}
-
-// expectWrappedExit checks a job-signal container's exit code and the
-// termination message it wrote.
-func expectWrappedExit(t *testing.T, p *pod, container string, code int) {
-	t.Helper()
-	term := expectExit(t, p, container, code)
-	if want := fmt.Sprintf("exit code %d", code); !strings.Contains(term.Message, want) {
-		t.Errorf("container %s: termination message %q does not say %q", container, term.Message, want)
-	}
-}
-
-// expectSidecarsStopped checks that every sidecar-watch exited 0 and said
-// so in its termination message, whatever its sidecar died of.
-func expectSidecarsStopped(t *testing.T, p *pod, names ...string) {
-	t.Helper()
-	for _, name := range names {
-		term := expectExit(t, p, name, 0)
-		if want := "sidecar-watch: " + name + " stopped"; !strings.Contains(term.Message, want) {
-			t.Errorf("container %s: termination message %q does not say %q", name, term.Message, want)
-		}
-	}
-}
-
-// TestJobExitToSucceededOursVsNative is the success case, timed: the same
-// job and sidecar, wrapped by job-signal and sidecar-watch or as a native
-// sidecar, in turns on the same kubelet. It logs, for each run and as
-// medians, the time from the job container's exit to the poll seeing the
-// Pod Succeeded.
-func TestJobExitToSucceededOursVsNative(t *testing.T) {
-	needProduct(t)
-	// make bench asks for more rounds (E2E_TIMING_ROUNDS) for a stable
-	// median; three keep make e2e short.
-	rounds := 3
-	if n, err := strconv.Atoi(os.Getenv("E2E_TIMING_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
-	var ours, native []time.Duration
-	for i := 1; i <= rounds; i++ {
-		t.Run(fmt.Sprintf("ours-%d", i), func(t *testing.T) {
-			sp := runPod(t, oneSidecarJob("ours-success", shortJob).pod())
-			p, seen := sp.waitTerminal(2 * time.Minute)
-			if p.Status.Phase != "Succeeded" {
-				t.Fatalf("want Succeeded, got %s", p.summary())
-			}
-			expectExit(t, p, "job-signal-install", 0)
-			expectWrappedExit(t, p, "job", 0)
-			expectSidecarsStopped(t, p, "sidecar")
-			ours = append(ours, logExitToPhase(t, sp, p, seen, "ours", "job"))
-		})
-		t.Run(fmt.Sprintf("native-%d", i), func(t *testing.T) {
-			sp := runPod(t, podYAML(t, baselinePod(true)))
-			p, seen := sp.waitTerminal(2 * time.Minute)
-			if p.Status.Phase != "Succeeded" {
-				t.Fatalf("want Succeeded, got %s", p.summary())
-			}
-			expectExit(t, p, "job", 0)
-			native = append(native, logExitToPhase(t, sp, p, seen, "native", "job"))
-		})
-	}
-	if len(ours) == rounds && len(native) == rounds {
-		t.Logf("E2E_TIMING compare job_exit_to_Succeeded ours_median_ms=%d native_median_ms=%d rounds=%d ours_ms=%v native_ms=%v",
-			median(ours).Milliseconds(), median(native).Milliseconds(), rounds, millis(ours), millis(native))
-	}
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
-}
-
-func millis(ds []time.Duration) []int64 {
-	var out []int64
-	for _, d := range ds {
-		out = append(out, d.Milliseconds())
-	}
-	return out
-}
-
-// TestJobFailure: the job fails; the Pod is Failed with the job's exit
-// code, and the sidecar was still stopped cleanly (exit 0).
-func TestJobFailure(t *testing.T) {
+// TestMainFailsBackoffLimit (case 2): main exits 3 with backoffLimit 0. The
+// Job fails with BackoffLimitExceeded; the sidecar was stopped cleanly
+// (exit 0) and job-signal's termination message gives the code.
+func TestMainFailsBackoffLimit(t *testing.T) {
 	t.Parallel()
-	needProduct(t)
-	sp := runPod(t, oneSidecarJob("job-failure", `echo failing; exit 3`).pod())
-	p, _ := sp.waitTerminal(2 * time.Minute)
-	if p.Status.Phase != "Failed" {
-		t.Fatalf("want Failed, got %s", p.summary())
-	}
-	expectWrappedExit(t, p, "job", 3)
-	expectSidecarsStopped(t, p, "sidecar")
+	s := newSpace(t, "backoff")
+	_, pods := s.run(oneSidecar("fails", `echo failing; exit 3`).job(), failedWithOnePod(batchv1.JobReasonBackoffLimitExceeded), 3*time.Minute)
+	expectPhase(t, pods[0], corev1.PodFailed)
+	expectExits(t, pods[0], map[string]int32{"main": 3})
 }
 
-// TestSidecarIgnoringSIGTERM: a sidecar that ignores SIGTERM is killed
-// after --grace, and the Pod still completes promptly.
-func TestSidecarIgnoringSIGTERM(t *testing.T) {
-	t.Parallel()
-	needProduct(t)
-	w := oneSidecarJob("ignores-sigterm", shortJob)
-	w.sidecars[0].flags = []string{"--grace=2s"}
-	// Ignored, SIGTERM stays ignored in the shell's children (sleep).
-	w.sidecars[0].command = []string{"sh", "-c", `trap '' TERM; echo ignoring SIGTERM; while true; do sleep 1; done`}
-	sp := runPod(t, w.pod())
-	p, seen := sp.waitTerminal(2 * time.Minute)
-	if p.Status.Phase != "Succeeded" {
-		t.Fatalf("want Succeeded, got %s", p.summary())
-	}
-	expectWrappedExit(t, p, "job", 0)
-	expectSidecarsStopped(t, p, "sidecar")
-	d := logExitToPhase(t, sp, p, seen, "ours-sigterm-ignored", "job")
-	if limit := 2*time.Second + 8*time.Second; d > limit {
-		t.Errorf("the Pod completed %v after the job exited; want at most --grace plus %v", d, limit-2*time.Second)
-	}
+// podFailurePolicyJob fails the Job at once when main exits 42, and does
+// not count a Pod whose main exits 43; it works only because job-signal
+// exits with its command's code.
+func podFailurePolicyJob(w wrapped) *batchv1.Job {
+	job := w.job()
+	job.Spec.BackoffLimit = ptr.To(int32(3))
+	job.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+		{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+			ContainerName: ptr.To("main"), Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}}},
+		{Action: batchv1.PodFailurePolicyActionIgnore, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+			ContainerName: ptr.To("main"), Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{43}}},
+	}}
+	return job
 }
 
-// TestJobContainerSIGKILLed: the job's whole container is SIGKILLed from
-// outside (as the OOM killer or a node agent would), job-signal included,
-// so it writes no done marker. The sidecars learn it from the lock the
-// kernel released, and stop; the Pod ends Failed.
-func TestJobContainerSIGKILLed(t *testing.T) {
+// TestPodFailurePolicy (case 3).
+func TestPodFailurePolicy(t *testing.T) {
 	t.Parallel()
-	needProduct(t)
-	w := wrapped{
-		name: "job-sigkilled",
-		job:  []string{"sh", "-c", "echo job working; sleep 3600"},
-		sidecars: []sidecar{
-			{name: "handles-term", command: []string{"sh", "-c", termSidecar}},
-			{name: "plain-sleep", command: []string{"sleep", "3600"}},
-		},
-	}
-	sp := runPod(t, w.pod())
-	sp.waitFor(2*time.Minute, "the job's command to run", func(p *pod) bool {
-		return strings.Contains(sp.logText("job"), "job working")
+	t.Run("exit-42-fails-the-job", func(t *testing.T) {
+		t.Parallel()
+		s := newSpace(t, "pfp-failjob")
+		_, pods := s.run(podFailurePolicyJob(oneSidecar("exit-42", `echo fatal; exit 42`)), failedWithOnePod(batchv1.JobReasonPodFailurePolicy), 3*time.Minute) // backoffLimit 3, yet no second Pod
+		expectPhase(t, pods[0], corev1.PodFailed)
+		expectExits(t, pods[0], map[string]int32{"main": 42})
 	})
-	killed := killContainer(t, sp, "job")
-	p, seen := sp.waitTerminal(time.Minute)
-	if p.Status.Phase != "Failed" {
-		t.Fatalf("want Failed, got %s", p.summary())
-	}
-	expectExit(t, p, "job", 137)
-	expectSidecarsStopped(t, p, "handles-term", "plain-sleep")
-	t.Logf("E2E_TIMING variant=ours-job-sigkilled kill_to_Failed_ms=%d", seen.Sub(killed).Milliseconds())
+	t.Run("exit-43-is-ignored", func(t *testing.T) {
+		t.Parallel()
+		s := newSpace(t, "pfp-ignore")
+		// The first Pod's main exits 43, the next one's 0: a folder on the
+		// node (hostPath) remembers that a first attempt ran.
+		shared, err := os.MkdirTemp("", "job-signal-e2e-attempts-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(shared) })
+		if err := os.Chmod(shared, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		w := oneSidecar("exit-43", `if [ -e /attempts/first ]; then echo second attempt; exit 0; fi; touch /attempts/first; echo first attempt; exit 43`)
+		w.volumes = []corev1.Volume{{Name: "attempts", VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: shared, Type: ptr.To(corev1.HostPathDirectory)}}}}
+		// Replaced and not counted: failed stays 0.
+		_, pods := s.run(podFailurePolicyJob(w), verdict{batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0, 2}, 3*time.Minute)
+		expectPhase(t, pods[0], corev1.PodFailed)
+		expectExits(t, pods[0], map[string]int32{"main": 43})
+		expectPhase(t, pods[1], corev1.PodSucceeded)
+		expectExits(t, pods[1], nil)
+	})
 }
 
-// killContainer SIGKILLs every process of a running container, found in
-// its cgroup (named after its runtime ID, inside the Pod's cgroup).
-func killContainer(t *testing.T, sp *staticPod, name string) time.Time {
-	t.Helper()
-	containers, err := criContainers(sp.uid)
+// TestOnFailureRestartsMainInPlace (case 4): restartPolicy OnFailure and a
+// main that fails twice, then succeeds. The kubelet restarts main in the
+// same Pod; with --restart-policy OnFailure job-signal leaves the sidecar
+// running across attempts (its restart count stays 0); the Job completes
+// with one Pod.
+func TestOnFailureRestartsMainInPlace(t *testing.T) {
+	t.Parallel()
+	s := newSpace(t, "onfailure")
+	w := oneSidecar("on-failure", `n=$(cat /scratch/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /scratch/n; echo attempt $n; [ $n -ge 3 ]`)
+	w.restartPolicy = corev1.RestartPolicyOnFailure
+	w.mainFlags = []string{"--restart-policy=OnFailure"}
+	w.volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	job := w.job()
+	job.Spec.BackoffLimit = ptr.To(int32(3))
+	_, pods := s.run(job, completeWithOnePod, 4*time.Minute)
+	expectPhase(t, pods[0], corev1.PodSucceeded)
+	expectExits(t, pods[0], nil)
+	if c := containerStatus(pods[0], "main"); c.RestartCount != 2 {
+		t.Errorf("main restarted %d times, want 2: %s", c.RestartCount, podSummary(pods[0]))
+	}
+	// The final status has no lastState (the kubelet drops it once the Pod
+	// is terminal): the watch saw the failed attempts on the way.
+	if _, ok := s.pods.first(pods[0].UID, func(p *corev1.Pod) bool {
+		c := containerStatus(p, "main")
+		return c != nil && c.LastTerminationState.Terminated != nil && c.LastTerminationState.Terminated.ExitCode == 1
+	}); !ok {
+		t.Errorf("the watch never showed main's previous attempt ending with exit 1")
+	}
+	if c := containerStatus(pods[0], "sidecar"); c.RestartCount != 0 {
+		t.Errorf("the sidecar restarted %d times, want 0: it must stay up across the main's attempts", c.RestartCount)
+	}
+	expectLog(t, s, pods[0].Name, "main", "attempt 3")
+	const stayedUp = "staying up for the next attempt"
+	if n := strings.Count(s.logs(pods[0].Name, "sidecar"), stayedUp); n != 2 {
+		t.Errorf("sidecar-watch logged %q %d times, want 2 (one per failed attempt)", stayedUp, n)
+	}
+}
+
+// TestActiveDeadline (case 6): activeDeadlineSeconds shorter than main. The
+// Job fails with DeadlineExceeded, the controller deletes the Pod, every
+// container stops (main by TERM through job-signal: 143) and nothing is
+// left running on the node.
+func TestActiveDeadline(t *testing.T) {
+	t.Parallel()
+	s := newSpace(t, "deadline")
+	job := oneSidecar("deadline", `echo main working; while true; do sleep 1; done`).job()
+	job.Spec.ActiveDeadlineSeconds = ptr.To(int64(8))
+	_, pods := s.run(job, failedWithOnePod(batchv1.JobReasonDeadlineExceeded), 3*time.Minute)
+	expectExits(t, pods[0], map[string]int32{"main": 143})
+	s.expectPodsGone(2 * time.Minute)
+}
+
+// TestTTLAfterFinished (case 7): the controller deletes the finished Job
+// and, with it, its Pod.
+func TestTTLAfterFinished(t *testing.T) {
+	t.Parallel()
+	s := newSpace(t, "ttl")
+	job := oneSidecar("ttl", shortMain).job()
+	job.Spec.TTLSecondsAfterFinished = ptr.To(int32(3))
+	_, pods := s.run(job, completeWithOnePod, 3*time.Minute)
+	expectPhase(t, pods[0], corev1.PodSucceeded)
+	expectExits(t, pods[0], nil)
+	err := s.jobs.waitFor(time.Minute, func(all []observation[*batchv1.Job]) (bool, string) {
+		return all[0].deleted, "the Job still exists: " + jobSummary(all[0].obj)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range containers {
-		if c.Name != name || c.State != "CONTAINER_RUNNING" {
-			continue
-		}
-		cg, err := findCgroup(env.cgroups+"/pods", c.ID)
-		if err != nil || cg == "" {
-			t.Fatalf("no cgroup for container %s (%s): %v", name, c.ID, err)
-		}
-		pids, err := cgroupPids(cg)
-		if err != nil || len(pids) == 0 {
-			t.Fatalf("no process in %s: %v", cg, err)
-		}
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		t.Logf("SIGKILLed container %s: processes %v", name, pids)
-		return time.Now()
-	}
-	t.Fatalf("container %s is not running in Pod %s", name, sp.name)
-	return time.Time{}
+	s.expectPodsGone(time.Minute)
 }
 
-// TestJobOOMKilled: the job's command runs out of memory under the
-// container's limit and the kernel kills it; job-signal reports 137 and
-// the sidecar still stops.
-func TestJobOOMKilled(t *testing.T) {
+// TestParallelJob (case 9): parallelism 3, completions 6, with a sidecar.
+func TestParallelJob(t *testing.T) {
 	t.Parallel()
-	needProduct(t)
-	// tail holds a whole "line" in memory, and /dev/zero has no newline.
-	w := oneSidecarJob("job-oom", `echo allocating; head -c 1073741824 /dev/zero | tail`)
-	w.jobLimits = map[string]any{"memory": "64Mi"}
-	sp := runPod(t, w.pod())
-	p, _ := sp.waitTerminal(2 * time.Minute)
-	if p.Status.Phase != "Failed" {
-		t.Fatalf("want Failed, got %s", p.summary())
+	s := newSpace(t, "parallel")
+	job := oneSidecar("parallel", shortMain).job()
+	job.Spec.Parallelism, job.Spec.Completions = ptr.To(int32(3)), ptr.To(int32(6))
+	_, pods := s.run(job, verdict{batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 6, 0, 6}, 5*time.Minute)
+	for _, p := range pods {
+		expectPhase(t, p, corev1.PodSucceeded)
+		expectExits(t, p, nil)
 	}
-	expectWrappedExit(t, p, "job", 137)
-	expectSidecarsStopped(t, p, "sidecar")
-	t.Logf("job container: reason %q, message %q", p.container("job").State.Terminated.Reason, p.container("job").State.Terminated.Message)
+}
+
+// TestSidecarIgnoringSIGTERM: a sidecar that ignores SIGTERM is killed
+// after --grace, and the Job still completes promptly.
+func TestSidecarIgnoringSIGTERM(t *testing.T) {
+	t.Parallel()
+	s := newSpace(t, "ignores-term")
+	w := oneSidecar("ignores-term", shortMain)
+	w.sidecars[0].flags = []string{"--grace=2s"}
+	// Ignored, SIGTERM stays ignored in the shell's children (sleep).
+	w.sidecars[0].command = []string{"sh", "-c", `trap '' TERM; echo ignoring SIGTERM; while true; do sleep 1; done`}
+	_, pods := s.run(w.job(), completeWithOnePod, 3*time.Minute)
+	expectPhase(t, pods[0], corev1.PodSucceeded)
+	expectExits(t, pods[0], nil)
+	expectLog(t, s, pods[0].Name, "sidecar", "ignoring SIGTERM")
+	if !strings.Contains(s.logs(pods[0].Name, "sidecar"), msgSidecarKilled) {
+		t.Errorf("sidecar-watch did not log %q", msgSidecarKilled)
+	}
+}
+
+// TestMainContainerSIGKILLed: the main container is SIGKILLed from outside
+// (as the OOM killer or a node agent would), job-signal included, so it
+// writes no done marker. The sidecars learn it from the lock the kernel
+// released and stop; the Pod fails and so does the Job.
+func TestMainContainerSIGKILLed(t *testing.T) {
+	t.Parallel()
+	s := newSpace(t, "sigkill")
+	w := oneSidecar("sigkilled", `echo main working; sleep 3600`)
+	w.sidecars = append(w.sidecars, sidecar{name: "plain-sleep", command: []string{"sleep", "3600"}})
+	created, _ := s.createJob(w.job())
+	pod := s.waitMainLogged(created, "main working")
+	var pids []int
+	var err error
+	if c := containerStatus(pod, "main"); c != nil {
+		pids, err = kube.ContainerProcesses(c.ContainerID)
+	}
+	if err != nil || len(pids) == 0 {
+		t.Fatalf("no process of container main to kill (%v): %s", err, podSummary(pod))
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	t.Logf("SIGKILLed container main: processes %v", pids)
+	done, _ := s.waitJob(created.Name, 2*time.Minute)
+	expectJob(t, done, batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded, 0, 1)
+	pods := s.jobPods(done, 1)
+	expectPhase(t, pods[0], corev1.PodFailed)
+	// job-signal was killed too: it wrote no termination message.
+	expectExits(t, pods[0], map[string]int32{"main": 137}, "main")
+}
+
+// TestMainOOMKilled: the main command runs out of memory under the
+// container's limit; job-signal reports 137 and the sidecar still stops.
+func TestMainOOMKilled(t *testing.T) {
+	t.Parallel()
+	s := newSpace(t, "oom")
+	// tail holds a whole "line" in memory, and /dev/zero has no newline.
+	w := oneSidecar("oom", `echo allocating; head -c 1073741824 /dev/zero | tail`)
+	w.mainLimits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}
+	_, pods := s.run(w.job(), failedWithOnePod(batchv1.JobReasonBackoffLimitExceeded), 3*time.Minute)
+	expectPhase(t, pods[0], corev1.PodFailed)
+	expectExits(t, pods[0], map[string]int32{"main": 137})
 }
 
 // TestSidecarStopSignal: a sidecar that stops only on SIGINT is stopped
 // with --stop-signal INT at once, not after --grace.
 func TestSidecarStopSignal(t *testing.T) {
 	t.Parallel()
-	needProduct(t)
-	w := oneSidecarJob("stop-signal", shortJob)
-	w.sidecars[0].flags = []string{"--stop-signal=INT", "--grace=20s"}
+	s := newSpace(t, "stop-signal")
+	w := oneSidecar("stop-signal", shortMain)
+	w.sidecars[0].flags = []string{"--stop-signal=INT", "--grace=60s"}
 	w.sidecars[0].command = []string{"sh", "-c", `trap '' TERM; trap 'echo got INT; exit 0' INT; while true; do sleep 1; done`}
-	sp := runPod(t, w.pod())
-	p, seen := sp.waitTerminal(2 * time.Minute)
-	if p.Status.Phase != "Succeeded" {
-		t.Fatalf("want Succeeded, got %s", p.summary())
-	}
-	expectWrappedExit(t, p, "job", 0)
-	expectSidecarsStopped(t, p, "sidecar")
-	expectLog(t, sp, "sidecar", "got INT")
-	if d := logExitToPhase(t, sp, p, seen, "ours-stop-signal-int", "job"); d > 10*time.Second {
-		t.Errorf("the Pod completed %v after the job exited: the sidecar was not stopped by SIGINT", d)
-	}
+	w.grace = 90
+	_, pods := s.run(w.job(), completeWithOnePod, 50*time.Second) // well before --grace would end it
+	expectPhase(t, pods[0], corev1.PodSucceeded)
+	expectExits(t, pods[0], nil)
+	expectLog(t, s, pods[0].Name, "sidecar", "got INT")
 }

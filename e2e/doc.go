@@ -1,10 +1,12 @@
-// Package e2e is job-signal's end-to-end suite: it starts containerd and a
-// standalone kubelet on this machine, builds the images locally, and runs
-// the Pods of manifests/ (and a few test workloads) as static Pods.
+// Package e2e is job-signal's end-to-end suite: on a one-node Kubernetes
+// cluster it starts on this machine (package cluster: etcd, the API
+// server, controller manager, scheduler, containerd and the kubelet), it
+// builds the images locally and runs the Jobs of manifests/ and the cases
+// of issue 10 through the API, judged by the real Job controller.
 //
 // The suite needs root and the build tag e2e:
 //
-//	go test -tags e2e -count=1 -v -timeout 45m ./e2e/
+//	go test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
 //
 // Without the tag only quick, unprivileged checks run (the Dockerfile's
 // two final stages). README.md says how it works and how to debug it.

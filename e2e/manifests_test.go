@@ -3,24 +3,35 @@
 package e2e
 
 import (
-	"encoding/json"
-	"fmt"
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
-// TestManifests runs every example of manifests/ as a static Pod: each
-// Job's or CronJob's Pod template, with only the image names (to the local
-// stand-ins) and the pull policy changed, and the kustomize example as
-// kustomize builds it. Each must succeed with the exit codes and
-// termination messages the product promises, plus per-example checks.
+// TestManifests applies every Job and CronJob of manifests/, and the
+// kustomize example as `kubectl kustomize` builds it, through the API, each
+// in its own namespace. Only the image names (to the local stand-ins) and
+// the pull policy change, and a CronJob's schedule becomes every minute so
+// that it fires during the test. Each Job must reach Complete with one Pod,
+// Succeeded, every container's exit code and the product's termination
+// messages as promised, plus per-example checks.
 func TestManifests(t *testing.T) {
-	needProduct(t)
-	dir := filepath.Join(env.repo, "manifests")
+	t.Parallel()
+	dir := filepath.Join(filepath.Dir(mustGetwd()), "manifests")
 	examples := manifestExamples(t, dir)
 	if len(examples) == 0 {
 		t.Fatal("manifests/ holds no example")
@@ -36,7 +47,7 @@ func TestManifests(t *testing.T) {
 // example is one workload of manifests/.
 type example struct {
 	name string         // file (or kustomization folder) and workload name
-	doc  map[string]any // the Job, CronJob or Pod
+	obj  runtime.Object // a *batchv1.Job or *batchv1.CronJob
 }
 
 // manifestExamples reads every YAML file directly in dir, and builds every
@@ -45,18 +56,20 @@ type example struct {
 func manifestExamples(t *testing.T, dir string) []example {
 	t.Helper()
 	var out []example
-	add := func(source string, docs []map[string]any) {
+	add := func(source string, text []byte) {
 		n := 0
-		for _, doc := range docs {
-			switch doc["kind"] {
-			case "Job", "CronJob", "Pod":
-				meta, _ := doc["metadata"].(map[string]any)
-				out = append(out, example{name: fmt.Sprintf("%s/%v", source, meta["name"]), doc: doc})
+		for _, obj := range decodeAll(t, source, text) {
+			switch o := obj.(type) {
+			case *batchv1.Job:
+				out = append(out, example{name: source + "/" + o.Name, obj: o})
+				n++
+			case *batchv1.CronJob:
+				out = append(out, example{name: source + "/" + o.Name, obj: o})
 				n++
 			}
 		}
 		if n == 0 {
-			t.Errorf("%s holds no Job, CronJob or Pod to run", source)
+			t.Errorf("%s holds no Job or CronJob to run", source)
 		}
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -66,7 +79,7 @@ func manifestExamples(t *testing.T, dir string) []example {
 		if err != nil {
 			t.Fatal(err)
 		}
-		add(filepath.Base(f), yamlDocs(t, string(b)))
+		add(filepath.Base(f), b)
 	}
 	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || d.Name() != "kustomization.yaml" {
@@ -76,166 +89,167 @@ func manifestExamples(t *testing.T, dir string) []example {
 		if err != nil {
 			return err
 		}
-		if k := yamlDocs(t, string(b)); len(k) == 1 && k[0]["kind"] == "Component" {
+		if bytes.Contains(b, []byte("\nkind: Component")) {
 			return nil
 		}
 		kdir := filepath.Dir(path)
-		out2, err := e2etool("", "kustomize", kdir)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		built, err := kube.Kubectl(ctx, "", "kustomize", kdir)
 		if err != nil {
-			t.Errorf("kustomize build %s: %v", kdir, err)
+			t.Errorf("kubectl kustomize %s: %v", kdir, err)
 			return nil
 		}
-		var docs []map[string]any
-		if err := json.Unmarshal(out2, &docs); err != nil {
-			t.Fatal(err)
-		}
 		rel, _ := filepath.Rel(dir, kdir)
-		add(rel, docs)
+		add(rel, []byte(built))
 		return nil
 	})
 	return out
 }
 
-// podFromWorkload extracts the Pod a Job or CronJob would create, adapted
-// to this machine: local images, never pulled. Nothing else changes.
-func podFromWorkload(t *testing.T, doc map[string]any) map[string]any {
+// decodeAll decodes every document of a multi-document YAML text into
+// typed objects, as kubectl would.
+func decodeAll(t *testing.T, source string, text []byte) []runtime.Object {
 	t.Helper()
-	get := func(m map[string]any, keys ...string) map[string]any {
-		for _, k := range keys {
-			next, ok := m[k].(map[string]any)
-			if !ok {
-				t.Fatalf("%v has no %s", doc["kind"], strings.Join(keys, "."))
-			}
-			m = next
+	var out []runtime.Object
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(text)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out
 		}
-		return m
+		if err != nil {
+			t.Fatalf("%s: %v", source, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", source, err)
+		}
+		out = append(out, obj)
 	}
-	var template map[string]any
-	switch doc["kind"] {
-	case "Pod":
-		template = doc
-	case "Job":
-		template = get(doc, "spec", "template")
-	case "CronJob":
-		template = get(doc, "spec", "jobTemplate", "spec", "template")
-	}
-	meta, _ := template["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	meta["name"] = get(doc, "metadata")["name"]
-	spec := get(template, "spec")
-	for _, key := range []string{"initContainers", "containers"} {
-		list, _ := spec[key].([]any)
-		for _, c := range list {
-			c := c.(map[string]any)
-			img, err := localImage(fmt.Sprint(c["image"]))
+}
+
+// localize points every container of a Pod template at the local image
+// that stands in for its image, never pulled. Nothing else changes.
+func localize(t *testing.T, spec *corev1.PodSpec) {
+	t.Helper()
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			img, err := localImage(list[i].Image)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c["image"], c["imagePullPolicy"] = img, "Never"
+			list[i].Image, list[i].ImagePullPolicy = img, corev1.PullNever
 		}
 	}
-	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 }
 
 // exampleExits are the exit codes that are not 0, by example and container.
-var exampleExits = map[string]map[string]int{
+var exampleExits = map[string]map[string]int32{
 	// As PID 1, tail ignores the kubelet's SIGTERM and is killed after the
 	// grace period: the native-sidecar caveat the manifest documents.
 	"job-native-sidecars.yaml/nightly-export-native": {"log-shipper": 137},
 }
 
 // exampleChecks are what each example shows beyond success.
-var exampleChecks = map[string]func(t *testing.T, sp *staticPod){
+var exampleChecks = map[string]func(t *testing.T, s *space, pod string){
 	"job-ordered-sidecars.yaml/sync-inventory": checkOrderedSidecars,
-	"job-istio.yaml/db-migrate-mesh": func(t *testing.T, sp *staticPod) {
-		expectLog(t, sp, "istio-proxy", "quitquitquit: exiting 0") // stopped by --quit-url
+	"job-istio.yaml/db-migrate-mesh": func(t *testing.T, s *space, pod string) {
+		expectLog(t, s, pod, "istio-proxy", "quitquitquit: exiting 0") // stopped by --quit-url
 	},
-	"job-cloud-sql-proxy.yaml/db-migrate": func(t *testing.T, sp *staticPod) {
-		expectLog(t, sp, "migrate", "migrations applied")
-		expectLog(t, sp, "cloud-sql-proxy", "client connected")
-		expectLog(t, sp, "cloud-sql-proxy", "quitquitquit: exiting 0")
+	"job-cloud-sql-proxy.yaml/db-migrate": func(t *testing.T, s *space, pod string) {
+		expectLog(t, s, pod, "migrate", "migrations applied")
+		expectLog(t, s, pod, "cloud-sql-proxy", "client connected")
+		expectLog(t, s, pod, "cloud-sql-proxy", "quitquitquit: exiting 0")
 	},
-	"job-classic-sidecar.yaml/nightly-export": func(t *testing.T, sp *staticPod) {
-		expectLog(t, sp, "log-shipper", "export started")
+	"job-classic-sidecar.yaml/nightly-export": func(t *testing.T, s *space, pod string) {
+		expectLog(t, s, pod, "log-shipper", "export started")
 	},
 }
 
 func runExample(t *testing.T, ex example) {
-	spec := podFromWorkload(t, ex.doc)
-	sp := runPod(t, spec)
-	start := time.Now()
-	p, seen := sp.waitTerminal(3 * time.Minute)
-	if p.Status.Phase != "Succeeded" {
-		t.Fatalf("want Succeeded, got %s", p.summary())
+	// The API server's PodSecurity admission enforces the restricted
+	// profile here: every example, the kustomize one as built, must meet it.
+	s := newSpace(t, "manifest", map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "v1.34"})
+	var job *batchv1.Job
+	switch o := ex.obj.DeepCopyObject().(type) {
+	case *batchv1.Job:
+		localize(t, &o.Spec.Template.Spec)
+		job, _ = s.createJob(o)
+	case *batchv1.CronJob:
+		job = runCronJob(t, s, o)
 	}
-	// Every container: its exit code, and the termination message our
-	// binaries write.
-	podSpec := spec["spec"].(map[string]any)
-	jobContainer := ""
-	for _, key := range []string{"initContainers", "containers"} {
-		list, _ := podSpec[key].([]any)
-		for _, c := range list {
-			c := c.(map[string]any)
-			name := c["name"].(string)
-			want := exampleExits[ex.name][name]
-			term := expectExit(t, p, name, want)
-			command, _ := c["command"].([]any)
-			switch {
-			case len(command) > 0 && command[0] == jobSignalPath:
-				jobContainer = name
-				if w := fmt.Sprintf("exit code %d", want); !strings.Contains(term.Message, w) {
-					t.Errorf("container %s: termination message %q does not say %q", name, term.Message, w)
-				}
-			case len(command) > 0 && command[0] == sidecarWatchPath:
-				if w := "sidecar-watch: " + name + " stopped"; !strings.Contains(term.Message, w) {
-					t.Errorf("container %s: termination message %q does not say %q", name, term.Message, w)
-				}
-			}
-		}
-	}
-	t.Logf("%s: %s", ex.name, p.summary())
-	if jobContainer != "" {
-		logExitToPhase(t, sp, p, seen, "manifest:"+ex.name, jobContainer)
-	} else {
-		t.Logf("E2E_TIMING variant=manifest:%s pod_start_to_%s_ms=%d", ex.name, p.Status.Phase, seen.Sub(start).Milliseconds())
-	}
+	done, _ := s.waitJob(job.Name, 4*time.Minute)
+	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
+	pods := s.jobPods(done, 1)
+	expectPhase(t, pods[0], corev1.PodSucceeded)
+	expectExits(t, pods[0], exampleExits[ex.name])
+	t.Logf("%s: %s", ex.name, podSummary(pods[0]))
 	if check := exampleChecks[ex.name]; check != nil {
-		check(t, sp)
+		check(t, s, pods[0].Name)
 	}
 }
 
-func expectLog(t *testing.T, sp *staticPod, container, text string) {
-	t.Helper()
-	if log := sp.logText(container); !strings.Contains(log, text) {
-		t.Errorf("container %s did not log %q; its log:\n%s", container, text, log)
+// runCronJob creates the CronJob with a schedule of every minute and
+// returns the first Job its controller creates; then suspends it, so no
+// second Job starts while the first is checked.
+func runCronJob(t *testing.T, s *space, cj *batchv1.CronJob) *batchv1.Job {
+	localize(t, &cj.Spec.JobTemplate.Spec.Template.Spec)
+	t.Logf("CronJob %s: schedule %q changed to every minute", cj.Name, cj.Spec.Schedule)
+	cj.Spec.Schedule = "* * * * *"
+	created, err := kube.Client().BatchV1().CronJobs(s.ns).Create(s.ctx, cj, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create CronJob: %v", err)
 	}
+	var job *batchv1.Job
+	err = s.jobs.waitFor(3*time.Minute, func(all []observation[*batchv1.Job]) (bool, string) {
+		for _, o := range all {
+			if metav1.IsControlledBy(o.obj, created) {
+				job = o.obj
+				return true, ""
+			}
+		}
+		return false, "the CronJob has created no Job"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"spec":{"suspend":true}}`)
+	if _, err := kube.Client().BatchV1().CronJobs(s.ns).Patch(s.ctx, cj.Name, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("suspend CronJob: %v", err)
+	}
+	return job
 }
 
 // checkOrderedSidecars: the proxy is ready before the agents start, all
-// three are ready before the job's command starts, and the proxy is signalled
-// to stop only after both agents have stopped.
-func checkOrderedSidecars(t *testing.T, sp *staticPod) {
-	proxyReady := sp.eventTime(t, "proxy", msgSidecarReady)
-	jobStarted := sp.eventTime(t, "sync", msgCommandStarted)
-	proxyStopping := sp.eventTime(t, "proxy", msgSentStopSignal, msgAskedToQuit)
+// three are ready before the main command starts, and the proxy is
+// signalled to stop only after both agents have stopped.
+func checkOrderedSidecars(t *testing.T, s *space, pod string) {
+	proxy := s.logs(pod, "proxy")
+	proxyReady := eventTime(t, "proxy", proxy, msgSidecarReady)
+	proxyStopping := eventTime(t, "proxy", proxy, msgSentStopSignal, msgAskedToQuit)
+	sync := s.logs(pod, "sync")
+	mainStarted := eventTime(t, "sync", sync, msgCommandStarted)
 	for _, agent := range []string{"config-agent", "metrics-agent"} {
-		started := sp.eventTime(t, agent, msgSidecarStarted)
-		ready := sp.eventTime(t, agent, msgSidecarReady)
-		stopped := sp.eventTime(t, agent, msgSidecarStopped, msgSidecarKilled)
+		log := s.logs(pod, agent)
+		started := eventTime(t, agent, log, msgSidecarStarted)
+		ready := eventTime(t, agent, log, msgSidecarReady)
+		stopped := eventTime(t, agent, log, msgSidecarStopped, msgSidecarKilled)
 		if started.Before(proxyReady) {
 			t.Errorf("%s started at %s, before the proxy was ready at %s", agent, started.Format(time.StampMilli), proxyReady.Format(time.StampMilli))
 		}
-		if jobStarted.Before(ready) {
-			t.Errorf("the job started at %s, before %s was ready at %s", jobStarted.Format(time.StampMilli), agent, ready.Format(time.StampMilli))
+		if mainStarted.Before(ready) {
+			t.Errorf("the main command started at %s, before %s was ready at %s", mainStarted.Format(time.StampMilli), agent, ready.Format(time.StampMilli))
 		}
 		if proxyStopping.Before(stopped) {
 			t.Errorf("the proxy was told to stop at %s, before %s had stopped at %s", proxyStopping.Format(time.StampMilli), agent, stopped.Format(time.StampMilli))
 		}
 	}
-	if jobStarted.Before(proxyReady) {
-		t.Errorf("the job started before the proxy was ready")
+	if mainStarted.Before(proxyReady) {
+		t.Errorf("the main command started before the proxy was ready")
 	}
-	expectLog(t, sp, "sync", "config: region=eu-west")
+	expectLog(t, s, pod, "sync", "config: region=eu-west")
 }

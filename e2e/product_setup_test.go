@@ -7,76 +7,36 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"testing"
 	"time"
+
+	"github.com/job-signal/job-signal/e2e/cluster"
+	"github.com/job-signal/job-signal/internal/version"
 )
 
-// The product's images, built on first use so that the kubelet's own tests
-// run even while the product does not build.
+// The product's images, and where the layout of manifests/ (LAYOUT.md)
+// puts its binaries.
 const (
-	productImage     = "localhost/job-signal:e2e"
-	istioProxyImage  = "localhost/istio-proxyv2:e2e"
-	cloudSQLImage    = "localhost/cloud-sql-proxy:e2e"
-	installDir       = "/var/run/job-signal/bin"
-	signalDir        = "/var/run/job-signal"
-	jobSignalPath    = installDir + "/job-signal"
-	sidecarWatchPath = installDir + "/sidecar-watch"
+	productImage    = "localhost/job-signal:e2e"
+	busyboxImage    = cluster.BusyboxImage
+	istioProxyImage = "localhost/istio-proxyv2:e2e"
+	cloudSQLImage   = "localhost/cloud-sql-proxy:e2e"
+	stateDir        = "/var/run/job-signal"
+	binDir          = "/var/run/job-signal-bin"
 )
 
-var (
-	productOnce sync.Once
-	productErr  error
-)
-
-// needProduct builds job-signal and sidecar-watch, the image from the
-// Dockerfile's prebuilt target, and the stand-in images; a test that needs
-// them fails if that did not work.
-func needProduct(t *testing.T) {
-	t.Helper()
-	productOnce.Do(func() {
-		start := time.Now()
-		productErr = buildProductImages()
-		logf("E2E_TIMING product_images_seconds=%.1f", time.Since(start).Seconds())
-	})
-	if productErr != nil {
-		t.Fatalf("building the product's images: %v", productErr)
-	}
-}
-
+// buildProductImages builds job-signal and sidecar-watch as the Dockerfile's
+// release stage does, the image from its prebuilt target with buildah, and
+// the stand-in images. The product image is also tagged as the release
+// reference (internal/version.Image), so a Pod that names it with
+// imagePullPolicy IfNotPresent (a webhook's injection) runs this build.
 func buildProductImages() error {
-	if err := buildProduct(env.paths); err != nil {
+	repo, work := filepath.Dir(mustGetwd()), filepath.Join(mustGetwd(), ".work")
+	bin := filepath.Join(work, "bin")
+	if _, err := run(10*time.Minute, "go", "build", "-C", repo, "-trimpath", "-ldflags=-s -w",
+		"-o", bin+"/", "./cmd/job-signal", "./cmd/sidecar-watch", "./e2e/standin"); err != nil {
 		return err
 	}
-	if err := buildahPrebuilt(env.paths); err != nil {
-		return err
-	}
-	if _, err := run(5*time.Minute, []string{"CGO_ENABLED=0"}, "go", "build", "-C", env.repo, "-trimpath",
-		"-ldflags=-s -w", "-o", filepath.Join(env.bin, "standin"), "./e2e/standin"); err != nil {
-		return err
-	}
-	standin, err := os.ReadFile(filepath.Join(env.bin, "standin"))
-	if err != nil {
-		return err
-	}
-	for _, img := range []image{
-		{ref: istioProxyImage, entrypoint: []string{"/usr/local/bin/pilot-agent"}, user: "1337:1337",
-			files: []imageFile{{name: "usr/local/bin/pilot-agent", mode: 0o755, body: standin}}},
-		{ref: cloudSQLImage, entrypoint: []string{"/cloud-sql-proxy"}, user: "65532:65532",
-			files: []imageFile{{name: "cloud-sql-proxy", mode: 0o755, body: standin}}},
-	} {
-		if err := loadImage(env.paths, img); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// buildahPrebuilt builds the Dockerfile's prebuilt target, the release
-// image's twin, with buildah (offline: it is FROM scratch) into its own
-// storage, and imports it into containerd.
-func buildahPrebuilt(p paths) error {
-	context := filepath.Join(p.work, "image-context")
+	context := filepath.Join(work, "image-context")
 	if err := os.RemoveAll(context); err != nil {
 		return err
 	}
@@ -84,7 +44,7 @@ func buildahPrebuilt(p paths) error {
 		return err
 	}
 	for _, name := range []string{"job-signal", "sidecar-watch"} {
-		b, err := os.ReadFile(filepath.Join(p.bin, name))
+		b, err := os.ReadFile(filepath.Join(bin, name))
 		if err != nil {
 			return err
 		}
@@ -92,33 +52,49 @@ func buildahPrebuilt(p paths) error {
 			return err
 		}
 	}
-	buildah := []string{"buildah", "--root", filepath.Join(p.buildahDir(), "root"),
-		"--runroot", filepath.Join(p.buildahDir(), "run"), "--storage-driver", "vfs"}
-	if _, err := run(5*time.Minute, nil, append(buildah, "bud", "--target", "prebuilt",
-		"-f", filepath.Join(p.repo, "Dockerfile"), "-t", productImage, context)...); err != nil {
+	if err := kube.BuildahBuild(filepath.Join(repo, "Dockerfile"), "prebuilt", context, productImage); err != nil {
 		return err
 	}
-	archive := filepath.Join(p.work, "images", "job-signal.oci.tar")
-	if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
+	if err := kube.TagImage(productImage, version.Image); err != nil {
 		return err
 	}
-	_ = os.Remove(archive) // buildah will not overwrite it
-	if _, err := run(5*time.Minute, nil, append(buildah, "push", productImage,
-		"oci-archive:"+archive+":"+productImage)...); err != nil {
+	standin, err := os.ReadFile(filepath.Join(bin, "standin"))
+	if err != nil {
 		return err
 	}
-	return importImage(p, archive, productImage)
+	for _, img := range []cluster.Image{
+		{Ref: istioProxyImage, Entrypoint: []string{"/usr/local/bin/pilot-agent"}, User: "1337:1337",
+			Files: []cluster.File{{Name: "usr/local/bin/pilot-agent", Mode: 0o755, Body: standin}}},
+		{Ref: cloudSQLImage, Entrypoint: []string{"/cloud-sql-proxy"}, User: "65532:65532",
+			Files: []cluster.File{{Name: "cloud-sql-proxy", Mode: 0o755, Body: standin}}},
+	} {
+		if err := kube.LoadImage(img); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mustGetwd() string {
+	wd, err := os.Getwd() // go test runs in the package folder, e2e/
+	if err != nil {
+		panic(err)
+	}
+	return wd
 }
 
 // localImage maps an image a manifest names to the local image that stands
 // in for it here; the tag does not matter.
 func localImage(ref string) (string, error) {
 	repo := ref
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+	if i := strings.LastIndex(ref, "@"); i >= 0 {
 		repo = ref[:i]
 	}
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
 	switch strings.TrimPrefix(repo, "docker.io/") {
-	case "ghcr.io/job-signal/job-signal":
+	case version.Repository:
 		return productImage, nil
 	case "busybox", "library/busybox":
 		return busyboxImage, nil

@@ -24,6 +24,12 @@ const (
 	msgSidecarStopped = "sidecar stopped"
 	msgSidecarKilled  = "sidecar killed"
 	msgCommandStarted = "command started"
+	// job-signal: a signal passed on to the command, and the job's end.
+	msgForwarded  = "forwarded signal"
+	msgDoneMarker = "done marker written"
+	// sidecar-watch: the Pod is being deleted; it waits for the job.
+	msgPodTerminating = "Pod terminating: the sidecar keeps serving until the job is done"
+	msgStopping       = "stopping the sidecar" // why= says what ended it
 )
 
 type slogEvent struct {
@@ -67,27 +73,27 @@ func parseSlogText(line string) (slogEvent, bool) {
 }
 
 // slogEvents returns the product's log events of a container.
-func (sp *staticPod) slogEvents(container string) []slogEvent {
+func slogEvents(log string) []slogEvent {
 	var out []slogEvent
-	for _, l := range sp.logs(container) {
-		if ev, ok := parseSlogText(l.text); ok {
+	for _, l := range strings.Split(log, "\n") {
+		if ev, ok := parseSlogText(l); ok {
 			out = append(out, ev)
 		}
 	}
 	return out
 }
 
-// eventTime returns when container first logged one of msgs, failing the
-// test if it never did.
-func (sp *staticPod) eventTime(t *testing.T, container string, msgs ...string) time.Time {
+// eventTime returns when a container's log (as the API returns it) first
+// logged one of msgs, failing the test if it never did.
+func eventTime(t *testing.T, container, log string, msgs ...string) time.Time {
 	t.Helper()
-	for _, ev := range sp.slogEvents(container) {
+	for _, ev := range slogEvents(log) {
 		for _, m := range msgs {
 			if ev.msg == m {
 				return ev.time
 			}
 		}
 	}
-	t.Fatalf("container %s never logged %q; its log:\n%s", container, msgs, sp.logText(container))
+	t.Fatalf("container %s never logged %q; its log:\n%s", container, msgs, log)
 	return time.Time{}
 }

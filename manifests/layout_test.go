@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -36,8 +37,12 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
-	if wrappedPods < 6 {
-		t.Errorf("found %d Pods using job-signal, want at least 6 (5 examples and the kustomize one)", wrappedPods)
+	want := 5 // the examples; the kustomize one too when it is built
+	if os.Getenv("KUBECTL") != "" {
+		want = 6
+	}
+	if wrappedPods < want {
+		t.Errorf("found %d Pods using job-signal, want at least %d", wrappedPods, want)
 	}
 }
 

@@ -1,10 +1,7 @@
-// Command e2etool does the few things the e2e suite needs from libraries
-// that the main module should not depend on: YAML parsing, kustomize, and a
-// CRI client. It lives in the e2e tools module (beside the pinned kubelet),
-// so github.com/job-signal/job-signal's own go.mod stays small.
+// Command e2etool is the e2e cluster's CRI client, built from the pinned
+// module beside the cluster's components (the main module does not need
+// gRPC or the CRI API): nanosecond exit times, and removing sandboxes.
 //
-//	e2etool yaml2json < FILE          multi-document YAML to a JSON array
-//	e2etool kustomize DIR             kustomize build DIR, as a JSON array
 //	e2etool cri-containers SOCK       every CRI container, as JSON
 //	e2etool cri-cleanup SOCK          stop and remove every pod sandbox
 package main
@@ -20,10 +17,6 @@ func main() {
 	}
 	var err error
 	switch cmd, args := os.Args[1], os.Args[2:]; {
-	case cmd == "yaml2json" && len(args) == 0:
-		err = yamlToJSON(os.Stdin, os.Stdout)
-	case cmd == "kustomize" && len(args) == 1:
-		err = kustomize(args[0], os.Stdout)
 	case cmd == "cri-containers" && len(args) == 1:
 		err = criContainers(args[0], os.Stdout)
 	case cmd == "cri-cleanup" && len(args) == 1:
@@ -38,6 +31,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: e2etool yaml2json | kustomize DIR | cri-containers SOCK | cri-cleanup SOCK")
+	fmt.Fprintln(os.Stderr, "usage: e2etool cri-containers SOCK | cri-cleanup SOCK")
 	os.Exit(2)
 }

@@ -1,6 +1,4 @@
-//go:build e2e
-
-package e2e
+package cluster
 
 import (
 	"errors"
@@ -40,7 +38,7 @@ func startDaemon(p paths, name, logPath string, argv ...string) (*daemon, error)
 		// binary, which then stops the daemons in order, not all at once.
 		Setpgid: true,
 	}
-	if os.Getenv("E2E_KEEP") == "" {
+	if !p.keep {
 		// If the test binary dies (a -timeout panic), do not leave it running.
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
 	}

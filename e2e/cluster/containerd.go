@@ -1,6 +1,4 @@
-//go:build e2e
-
-package e2e
+package cluster
 
 import (
 	"fmt"
@@ -45,7 +43,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     bin_dir = "/usr/lib/cni"
     conf_dir = %[6]q
 `, filepath.Join(d, "root"), filepath.Join(d, "state"), p.containerdSock(),
-		filepath.Join(d, "opt"), pauseImage, p.cniConfDir())
+		filepath.Join(d, "opt"), PauseImage, p.cniConfDir())
 }
 
 // cniConfig is a bridge network that stays on this machine: the bridge has

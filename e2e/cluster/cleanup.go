@@ -1,0 +1,103 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// finalCleanup checks that nothing the cluster started is still running
+// (a bug to see: it is killed and reported), and removes the state, the
+// bridge and the cgroups.
+func finalCleanup(p paths, logf func(string, ...any)) error {
+	var errs []error
+	if procs, err := ourProcesses(p); err != nil {
+		errs = append(errs, err)
+	} else if len(procs) > 0 {
+		errs = append(errs, fmt.Errorf("left running after every daemon stopped: %v", procs))
+		if left, err := killOurProcesses(p, time.Now().Add(30*time.Second)); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %v", err, left))
+		}
+	}
+	removeContainerLogLinks(p)
+	if err := removeAllUnder(p.base); err != nil {
+		errs = append(errs, err)
+	}
+	deleteBridge(logf)
+	if err := removeCgroups(p.cgroups, time.Now().Add(30*time.Second)); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// cleanStale removes what an earlier run left (it was killed, or kept with
+// E2E_KEEP): its processes, its sandboxes' network namespaces, mounts,
+// folders and cgroups.
+func cleanStale(p paths, logf func(string, ...any)) error {
+	procs, err := ourProcesses(p)
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Stat(p.base)
+	if len(procs) == 0 && errors.Is(statErr, fs.ErrNotExist) {
+		return nil
+	}
+	logf("cleaning up after an earlier run (%d processes left)", len(procs))
+	if left, err := killOurProcesses(p, time.Now().Add(30*time.Second)); err != nil {
+		return fmt.Errorf("%w: %v", err, left)
+	}
+	if _, err := os.Stat(filepath.Join(p.containerdDir(), "root")); err == nil {
+		// The old sandboxes' network namespaces are mounted outside our
+		// folders: only containerd knows them. Let it tear them down.
+		if err := createCgroups(p.cgroups); err != nil {
+			return err
+		}
+		if d, err := startContainerd(p); err != nil {
+			logf("could not restart the old containerd to clean its sandboxes: %v", err)
+		} else {
+			if err := criCleanup(p); err != nil {
+				logf("cleaning old sandboxes: %v", err)
+			}
+			if err := d.stop(30 * time.Second); err != nil {
+				logf("%v", err)
+			}
+		}
+		if left, err := killOurProcesses(p, time.Now().Add(30*time.Second)); err != nil {
+			return fmt.Errorf("%w: %v", err, left)
+		}
+	}
+	removeContainerLogLinks(p)
+	if err := removeAllUnder(p.base); err != nil {
+		return err
+	}
+	deleteBridge(logf)
+	return removeCgroups(p.cgroups, time.Now().Add(30*time.Second))
+}
+
+// removeContainerLogLinks deletes the links the kubelet made to our Pod
+// logs in /var/log/containers (a path it does not let us change).
+func removeContainerLogLinks(p paths) {
+	const dir = "/var/log/containers"
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if err == nil && strings.HasPrefix(target, p.podLogs()+"/") {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// deleteBridge removes the CNI bridge, which outlives the Pods.
+func deleteBridge(logf func(string, ...any)) {
+	if _, err := os.Stat("/sys/class/net/" + bridgeName); err != nil {
+		return
+	}
+	if out, err := exec.Command("ip", "link", "delete", bridgeName).CombinedOutput(); err != nil {
+		logf("deleting bridge %s: %v %s", bridgeName, err, strings.TrimSpace(string(out)))
+	}
+}

@@ -1,0 +1,106 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestJobCompletionOursVsNative measures, on this cluster, the same
+// one-sidecar Job wrapped by job-signal or with a native sidecar, in turns:
+//
+//   - main exit to Complete: from the main container's exit (the runtime's
+//     nanosecond timestamp, through the CRI) to the watch delivering the
+//     Job's Complete condition;
+//   - creation to Complete: from just before the create request to the same
+//     moment.
+//
+// It logs each run and one E2E_TIMING compare line per measurement (and
+// main exit to Pod Succeeded, where the two differ), which make bench reads. Not parallel: the other tests wait until it is done.
+func TestJobCompletionOursVsNative(t *testing.T) {
+	rounds := 3 // make bench asks for more (E2E_TIMING_ROUNDS)
+	if n, err := strconv.Atoi(os.Getenv("E2E_TIMING_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	s := newSpace(t, "timing")
+	var succeeded, exit, create [2][]time.Duration // [0] job-signal, [1] native
+	for i := 1; i <= rounds; i++ {
+		for v, variant := range []string{"ours", "native"} {
+			job := oneSidecar(fmt.Sprintf("%s-%d", variant, i), shortMain).job()
+			if variant == "native" {
+				job = baselineJob(job.Name, true)
+			}
+			d := s.timeJob(job, variant)
+			succeeded[v] = append(succeeded[v], d.exitToSucceeded)
+			exit[v], create[v] = append(exit[v], d.exitToComplete), append(create[v], d.createToComplete)
+		}
+	}
+	for _, m := range []struct {
+		name string
+		d    [2][]time.Duration
+	}{{"main_exit_to_Succeeded", succeeded}, {"main_exit_to_Complete", exit}, {"create_to_Complete", create}} {
+		t.Logf("E2E_TIMING compare %s ours_median_ms=%d native_median_ms=%d rounds=%d ours_ms=%v native_ms=%v",
+			m.name, median(m.d[0]).Milliseconds(), median(m.d[1]).Milliseconds(), rounds, millis(m.d[0]), millis(m.d[1]))
+	}
+}
+
+// durations are one Job's measurements.
+type durations struct {
+	exitToSucceeded  time.Duration // main's exit to the watch seeing the Pod Succeeded
+	exitToComplete   time.Duration // main's exit to the watch seeing the Job Complete
+	createToComplete time.Duration // the create request to the same moment
+}
+
+// timeJob runs one Job to Complete and measures it.
+func (s *space) timeJob(job *batchv1.Job, variant string) durations {
+	s.t.Helper()
+	created, at := s.createJob(job)
+	done, seen := s.waitJob(created.Name, 3*time.Minute)
+	expectJob(s.t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
+	pods := s.jobPods(done, 1)
+	expectPhase(s.t, pods[0], corev1.PodSucceeded)
+	expectExits(s.t, pods[0], nil)
+	containers, err := kube.CRIContainers(s.ctx, string(pods[0].UID))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var exited, lastExit time.Time // main's exit, and the last container's
+	for _, c := range containers {
+		if c.Name == "main" && c.FinishedAt > 0 {
+			exited = time.Unix(0, c.FinishedAt)
+		}
+		if end := time.Unix(0, c.FinishedAt); end.After(lastExit) {
+			lastExit = end
+		}
+	}
+	if exited.IsZero() {
+		s.t.Fatalf("the runtime has no finished container main in Pod %s", pods[0].Name)
+	}
+	succeeded, _ := s.pods.first(pods[0].UID, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	d := durations{succeeded.at.Sub(exited), seen.Sub(exited), seen.Sub(at)}
+	s.t.Logf("E2E_TIMING variant=%s main_exit_to_last_container_exit_ms=%d main_exit_to_Succeeded_ms=%d main_exit_to_Complete_ms=%d create_to_Complete_ms=%d job=%s",
+		variant, lastExit.Sub(exited).Milliseconds(), d.exitToSucceeded.Milliseconds(), d.exitToComplete.Milliseconds(), d.createToComplete.Milliseconds(), created.Name)
+	return d
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func millis(ds []time.Duration) []int64 {
+	var out []int64
+	for _, d := range ds {
+		out = append(out, d.Milliseconds())
+	}
+	return out
+}
