@@ -9,9 +9,19 @@ FUZZTIME ?= 10s
 
 export CGO_ENABLED := 0
 
-.PHONY: all build demo test vet unit fuzz e2e bench soak image image-name clean
+.PHONY: all help build demo test vet unit fuzz e2e bench soak image image-name clean
 
 all: build
+
+help:
+	@echo 'make demo        a job and three sidecars on this machine, with what happens and when'
+	@echo 'make test        vet, unit and CLI tests with the race detector, bounded fuzzing (~5 min cold)'
+	@echo 'make build       the binaries into bin/: job-signal, sidecar-watch, kubectl-job_signal, job-signal-webhook'
+	@echo 'make e2e         a one-node Kubernetes cluster here, the examples and Job cases through its API (root)'
+	@echo 'make bench       latency, start-up, idle cost, sizes; rewrites BENCHMARKS.md (BENCHFLAGS=-only=stop ...)'
+	@echo 'make soak        500 randomized lifecycles with injected faults (SOAK_LIFECYCLES, SOAK_SEED)'
+	@echo 'make image       the image for linux/amd64 and linux/arm64 and a manifest list, with buildah'
+	@echo 'make clean       remove bin/ and dist/'
 
 # Static, stripped binaries: the same flags the Dockerfile uses. The kubectl
 # plugin and the webhook are separate programs (they never go into Pods).
