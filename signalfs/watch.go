@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -82,7 +83,7 @@ func (d *Dir) Watch(opts WatchOptions) *Watcher {
 	var fsw *fsnotify.Watcher
 	if !opts.Poll {
 		var err error
-		fsw, err = d.newInotify(log)
+		fsw, err = d.newInotify()
 		if err != nil {
 			log.Warn("inotify unavailable; polling the directory instead", "dir", d.path, "pollInterval", opts.PollInterval, "err", err)
 		}
@@ -97,18 +98,31 @@ func (d *Dir) Watch(opts WatchOptions) *Watcher {
 	} else {
 		w.mode = "poll"
 	}
-	// The watch is set (or polling chosen): now the first scan.
+	var parent *parentWatch
+	if fsw != nil {
+		var err error
+		if parent, err = watchParent(d.path); err != nil {
+			// Only the directory's removal goes unnoticed: an emptyDir
+			// is a mount point and cannot be removed anyway.
+			log.Debug("cannot watch the directory's parent; its removal would go unnoticed", "dir", d.path, "err", err)
+		}
+	}
+	// The watches are set (or polling chosen): now the first scan.
 	l.notify()
 	l.checkReplaced()
 	go func() {
 		defer close(w.done)
+		if parent != nil {
+			go parent.run(l.checkReplaced)
+			defer parent.close()
+		}
 		l.run(ctx, fsw)
 	}()
 	return w
 }
 
-// newInotify watches the directory and, for its removal, its parent.
-func (d *Dir) newInotify(log *slog.Logger) (*fsnotify.Watcher, error) {
+// newInotify watches the directory.
+func (d *Dir) newInotify() (*fsnotify.Watcher, error) {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("create inotify watcher: %w", err)
@@ -116,13 +130,6 @@ func (d *Dir) newInotify(log *slog.Logger) (*fsnotify.Watcher, error) {
 	if err := fsw.Add(d.path); err != nil {
 		fsw.Close()
 		return nil, fmt.Errorf("watch %s: %w", d.path, err)
-	}
-	if parent := filepath.Dir(filepath.Clean(d.path)); parent != d.path {
-		if err := fsw.Add(parent); err != nil {
-			// Only the directory's removal goes unnoticed: an emptyDir
-			// is a mount point and cannot be removed anyway.
-			log.Debug("cannot watch the directory's parent; its removal would go unnoticed", "parent", parent, "err", err)
-		}
 	}
 	return fsw, nil
 }
@@ -136,7 +143,7 @@ type watchLoop struct {
 	replaced chan struct{}
 	interval time.Duration
 	log      *slog.Logger
-	gone     bool // replaced was sent
+	gone     atomic.Bool // replaced was sent
 }
 
 func (l *watchLoop) notify() {
@@ -147,9 +154,9 @@ func (l *watchLoop) notify() {
 }
 
 // checkReplaced tells the consumer, once, that the directory was replaced.
+// It is called from the loop and from the parent's watch.
 func (l *watchLoop) checkReplaced() {
-	if !l.gone && l.d.Replaced() {
-		l.gone = true
+	if l.d.Replaced() && l.gone.CompareAndSwap(false, true) {
 		l.replaced <- struct{}{}
 	}
 }
@@ -180,7 +187,6 @@ func (l *watchLoop) run(ctx context.Context, fsw *fsnotify.Watcher) {
 // runInotify returns nil when ctx ends, or the error that made inotify
 // unusable.
 func (l *watchLoop) runInotify(ctx context.Context, fsw *fsnotify.Watcher) error {
-	base := filepath.Base(filepath.Clean(l.d.path))
 	for {
 		select {
 		case <-ctx.Done():
@@ -189,15 +195,7 @@ func (l *watchLoop) runInotify(ctx context.Context, fsw *fsnotify.Watcher) error
 			if !ok {
 				return errors.New("inotify event channel closed")
 			}
-			dir, name := filepath.Split(ev.Name)
-			if filepath.Clean(dir) != filepath.Clean(l.d.path) {
-				// An event in the parent: about us only if it names us.
-				if name == base {
-					l.checkReplaced()
-				}
-				continue
-			}
-			if l.interesting(name) {
+			if l.interesting(filepath.Base(ev.Name)) {
 				l.notify()
 			}
 		case err, ok := <-fsw.Errors:
