@@ -105,7 +105,14 @@ func (s *watch) stopEdges(name string) []string {
 // waited on, as the job's is. A cycle is reported and broken by stopping
 // now: the job is done, and hanging the Pod would be worse than stopping
 // out of order. The cycle search runs once: the order each sidecar declares
-// does not change, so a chain of N sidecars costs N checks, not N².
+// does not change.
+//
+// The wait listens to the sidecars' locks, not to the directory: a sidecar
+// that stops writes "stopped" and then exits, releasing its lock, so the
+// release says all there is to know. Listening to the directory would wake
+// every waiting sidecar-watch on every other one's writes, and a chain of N
+// sidecars would cost N² wake-ups; this way it costs N. Only a sidecar
+// whose lock is not honoured (liveness=none) needs the directory's events.
 func (s *watch) waitStopAfter() {
 	if cycle := findCycle(s.cfg.Name, s.cfg.stopAfter, s.stopEdges); cycle != nil {
 		s.log.Error("--stop-after: stop-order cycle; stopping now, out of order", "cycle", strings.Join(cycle, " -> "))
@@ -116,11 +123,15 @@ func (s *watch) waitStopAfter() {
 	s.log.Info("waiting for sidecars to stop first", "stopAfter", s.cfg.stopAfter, "stopAfterTimeout", s.cfg.StopAfterTimeout)
 	deaths := make(chan error, len(s.cfg.stopAfter))
 	waiting := map[string]bool{} // sidecars whose lock is waited on
-	for {
-		pending := s.pendingStopAfter(deaths, waiting)
+	for listening := true; ; {
+		pending, unlocked := s.pendingStopAfter(deaths, waiting)
 		if len(pending) == 0 {
 			s.log.Info("sidecars stopped first; stopping now", "stopAfter", s.cfg.stopAfter)
 			return
+		}
+		if listening && !unlocked {
+			s.w.Close()
+			listening = false
 		}
 		select {
 		case <-s.w.C:
@@ -141,9 +152,9 @@ func (s *watch) waitStopAfter() {
 }
 
 // pendingStopAfter lists the --stop-after sidecars still running, and arms
-// a waiter on the lock of each, once, so that its death wakes us.
-func (s *watch) pendingStopAfter(deaths chan<- error, waiting map[string]bool) []string {
-	var pending []string
+// a waiter on the lock of each, once, so that its end wakes us. unlocked
+// says that one of them has no honoured lock to wait on.
+func (s *watch) pendingStopAfter(deaths chan<- error, waiting map[string]bool) (pending []string, unlocked bool) {
 	for _, name := range s.cfg.stopAfter {
 		v := s.dir.Sidecar(name)
 		if v.Gone() {
@@ -153,13 +164,16 @@ func (s *watch) pendingStopAfter(deaths chan<- error, waiting map[string]bool) [
 			continue
 		}
 		pending = append(pending, name)
-		if !waiting[name] && v.State.Liveness == signalfs.LivenessFlock {
+		switch {
+		case v.State.Liveness != signalfs.LivenessFlock:
+			unlocked = true
+		case !waiting[name]:
 			waiting[name] = true
 			free := s.dir.WaitLockFree(signalfs.SidecarLockFile(name))
 			go func() { deaths <- <-free }()
 		}
 	}
-	return pending
+	return pending, unlocked
 }
 
 // findCycle looks for a cycle reachable from the sidecar named self along
