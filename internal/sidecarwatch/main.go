@@ -5,7 +5,8 @@
 // Who does what (see also ARCHITECTURE.md):
 //
 //	main.go     flags and their checks, Main
-//	run.go      set-up, the event loop, reporting the sidecar's state
+//	run.go      set-up and the event loop
+//	report.go   writing the sidecar's state, the final logs
 //	decide.go   when the sidecar stops: a pure function of the job's view
 //	jobstate.go reading the job's view, the lock waiter, job-start timers
 //	child.go    the sidecar's command: start, readiness, exits, restarts
