@@ -184,24 +184,7 @@ func (b *bench) stopOnce(run, sidecars int, poll bool) (first, last time.Duratio
 			return 0, 0, fmt.Errorf("sidecar-watch: %w", err)
 		}
 	}
-	exited, err := readStamp(exitStamp)
-	if err != nil {
-		return 0, 0, err
-	}
-	var lastAt, firstAt time.Time
-	for _, name := range names {
-		t, err := readStamp(filepath.Join(stamps, name))
-		if err != nil {
-			return 0, 0, err
-		}
-		if t.After(lastAt) {
-			lastAt = t
-		}
-		if firstAt.IsZero() || t.Before(firstAt) {
-			firstAt = t
-		}
-	}
-	return firstAt.Sub(exited), lastAt.Sub(exited), nil
+	return spread(stamps, exitStamp, names)
 }
 
 // readyGate measures a sidecar's port opening to the job's start: the

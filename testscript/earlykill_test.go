@@ -32,23 +32,10 @@ func TestEarlyKill(t *testing.T) {
 			t.Fatal(err)
 		}
 		fakePID := filepath.Join(work, "fake.pid")
-		sidecar := exec.Command("sidecar-watch", "--dir", dir, "--name", "proxy", "--", "fake", "-pidfile", fakePID)
-		sidecar.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		// A file, not a pipe: the sidecar's own child inherits it, and
-		// Wait would wait for that child too.
-		stderr, err := os.Create(filepath.Join(work, "sidecar.err"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sidecar.Stderr = stderr
-		if err := sidecar.Start(); err != nil {
-			t.Fatal(err)
-		}
-		stderr.Close()
-		sidecarLog := func() string { b, _ := os.ReadFile(stderr.Name()); return string(b) }
+		errFile := filepath.Join(work, "sidecar.err")
+		sidecar, sidecarDone := background(t, nil, errFile, "sidecar-watch", "--dir", dir, "--name", "proxy", "--", "fake", "-pidfile", fakePID)
+		sidecarLog := func() string { b, _ := os.ReadFile(errFile); return string(b) }
 		t.Cleanup(func() { killPIDFile(fakePID) })
-		sidecarDone := make(chan error, 1)
-		go func() { sidecarDone <- sidecar.Wait() }()
 		waitFor(t, func() bool { return exists(filepath.Join(dir, "sidecar-proxy.state")) }, "sidecar state")
 
 		job := exec.Command("job-signal", "--dir", dir, "--", "fake", "-exit", "0")
@@ -102,6 +89,28 @@ func jobEntries(t *testing.T, dir string) []string {
 		}
 	}
 	return names
+}
+
+// background starts a program in its own process group, with env (nil:
+// this process's) and its stderr in errFile: a file, not a pipe, since the
+// program's own children inherit it and Wait would wait for them too.
+func background(t *testing.T, env []string, errFile, name string, args ...string) (*exec.Cmd, <-chan error) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := os.Create(errFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, done
 }
 
 // killPIDFile kills the process whose PID a fake wrote, if any.

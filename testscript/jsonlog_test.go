@@ -42,21 +42,8 @@ func TestJSONLogs(t *testing.T) {
 	}
 
 	// A normal run: a sidecar with ordering, a job waiting for it.
-	sidecar := exec.Command("sidecar-watch", "--name", "proxy", "--stop-after", "logs", "--ready-file", filepath.Join(work, "up"), "--", "fake", "-touch", filepath.Join(work, "up"))
-	sidecar.Env = env
-	sidecar.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	sidecarErr := filepath.Join(work, "sidecar.err")
-	f, err := os.Create(sidecarErr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sidecar.Stderr = f
-	if err := sidecar.Start(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	done := make(chan error, 1)
-	go func() { done <- sidecar.Wait() }()
+	sidecar, done := background(t, env, sidecarErr, "sidecar-watch", "--name", "proxy", "--stop-after", "logs", "--ready-file", filepath.Join(work, "up"), "--", "fake", "-touch", filepath.Join(work, "up"))
 	run("job-signal", 0, "--wait-for", "proxy", "--", "fake", "-exit", "0")
 	select {
 	case err := <-done:

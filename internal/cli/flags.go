@@ -71,20 +71,24 @@ type Flags map[string]bool // name -> takes a value
 // those of embedded structs and those of its commands.
 func FlagsOf(grammar any) Flags {
 	flags := Flags{}
-	var collect func(reflect.Type)
-	collect = func(t reflect.Type) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			switch {
-			case f.Anonymous && f.Type.Kind() == reflect.Struct, hasTag(f, "cmd"):
-				collect(f.Type)
-			case f.Tag.Get("name") != "" && !hasTag(f, "arg"):
-				flags[f.Tag.Get("name")] = f.Type.Kind() != reflect.Bool
-			}
+	eachFlag(reflect.TypeOf(grammar).Elem(), func(f reflect.StructField) {
+		flags[f.Tag.Get("name")] = f.Type.Kind() != reflect.Bool
+	})
+	return flags
+}
+
+// eachFlag calls visit for every flag field of the struct type t, of the
+// structs it embeds and of its commands.
+func eachFlag(t reflect.Type, visit func(reflect.StructField)) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		switch {
+		case f.Anonymous && f.Type.Kind() == reflect.Struct, hasTag(f, "cmd"):
+			eachFlag(f.Type, visit)
+		case f.Tag.Get("name") != "" && !hasTag(f, "arg"):
+			visit(f)
 		}
 	}
-	collect(reflect.TypeOf(grammar).Elem())
-	return flags
 }
 
 // Scanned is what a command line says before kong reads it.
@@ -161,30 +165,18 @@ func After(d time.Duration) (<-chan time.Time, func() bool) {
 // kong would not. Both programs' tests run it.
 func HelpProblems(grammar any) []string {
 	var problems []string
-	var check func(reflect.Type)
-	check = func(t reflect.Type) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			switch {
-			case f.Anonymous && f.Type.Kind() == reflect.Struct, hasTag(f, "cmd"):
-				check(f.Type)
-				continue
-			case f.Tag.Get("name") == "" || hasTag(f, "arg"):
-				continue
-			}
-			help, name := f.Tag.Get("help"), "--"+f.Tag.Get("name")
-			_, hasDefault := f.Tag.Lookup("default")
-			says := strings.Contains(help, "(default")
-			switch {
-			case help == "":
-				problems = append(problems, name+": no help")
-			case hasDefault && hasTag(f, "placeholder") && !strings.Contains(help, "(default ${default}"):
-				problems = append(problems, name+": kong hides the default behind the placeholder: say (default ${default})")
-			case hasDefault && !hasTag(f, "placeholder") && says:
-				problems = append(problems, name+": says its default, which kong shows already")
-			}
+	eachFlag(reflect.TypeOf(grammar).Elem(), func(f reflect.StructField) {
+		help, name := f.Tag.Get("help"), "--"+f.Tag.Get("name")
+		_, hasDefault := f.Tag.Lookup("default")
+		says := strings.Contains(help, "(default")
+		switch {
+		case help == "":
+			problems = append(problems, name+": no help")
+		case hasDefault && hasTag(f, "placeholder") && !strings.Contains(help, "(default ${default}"):
+			problems = append(problems, name+": kong hides the default behind the placeholder: say (default ${default})")
+		case hasDefault && !hasTag(f, "placeholder") && says:
+			problems = append(problems, name+": says its default, which kong shows already")
 		}
-	}
-	check(reflect.TypeOf(grammar).Elem())
+	})
 	return problems
 }
