@@ -48,18 +48,33 @@ func (s *watch) endSidecar(why string) {
 	s.sidecar.child = nil
 }
 
-// afterStopSent is what follows the first stop request: stop listening,
-// say why, and record "stopping" for the grace period (nothing waits for
-// "stopping", so it need not come first).
+// afterStopSent is what follows the first stop request: stop listening
+// and say why.
 func (s *watch) afterStopSent(why string) {
 	if len(s.cfg.stopAfter) == 0 {
 		s.w.Close()
 		s.log.Info("stopping the sidecar", "why", why)
 	}
+}
+
+// stoppingAfter is how long a sidecar may take to exit before "stopping"
+// is recorded. Nothing waits for that phase; it tells people (status) that
+// a sidecar is taking its grace period. One that exits at once goes
+// straight to "stopped", with one write fewer while the others stop.
+const stoppingAfter = 50 * time.Millisecond
+
+// waitStopped waits for the sidecar to be gone, at most grace, recording
+// "stopping" if it takes a while.
+func (s *watch) waitStopped(child *proc.Child, grace time.Duration) bool {
+	deadline := time.Now().Add(grace)
+	if s.waitGone(child, time.Now().Add(min(grace, stoppingAfter))) {
+		return true
+	}
 	if s.state.Phase != signalfs.SidecarStopping {
 		s.state.Phase = signalfs.SidecarStopping
 		s.write()
 	}
+	return s.waitGone(child, deadline)
 }
 
 // stopChild asks the sidecar to quit (--quit-url, then --stop-signal to its
@@ -75,7 +90,7 @@ func (s *watch) stopChild(child *proc.Child, why string) {
 			s.log.Warn("quit URL failed; using the stop signal", "url", s.cfg.QuitURL, "err", err)
 		} else {
 			s.log.Info("asked the sidecar to quit", "via", "quit-url", "url", s.cfg.QuitURL)
-			if s.waitGone(child, time.Now().Add(s.cfg.Grace)) {
+			if s.waitStopped(child, s.cfg.Grace) {
 				s.log.Info("sidecar stopped", "via", "quit-url", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
 				return
 			}
@@ -91,7 +106,7 @@ func (s *watch) stopChild(child *proc.Child, why string) {
 	} else {
 		s.log.Info("sent stop signal", "via", "signal", "signal", proc.SignalName(s.cfg.stopSignal), "pgid", child.PID())
 	}
-	if s.waitGone(child, time.Now().Add(s.cfg.Grace)) {
+	if s.waitStopped(child, s.cfg.Grace) {
 		s.log.Info("sidecar stopped", "via", "signal", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
 		return
 	}
