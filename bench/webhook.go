@@ -5,8 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -24,19 +22,11 @@ var webhookVariants = []struct{ key, what string }{
 // configuration, a real registry, and n Pod creations of each kind through
 // the API (see e2e/README.md).
 func (b *bench) webhook() error {
-	if os.Getuid() != 0 {
-		b.rows = append(b.rows, row{name: "webhook admission on a real cluster", value: "skipped: needs root (make e2e's cluster)"})
-		return nil
-	}
 	n := b.runs(200)
-	fmt.Fprintf(os.Stderr, "bench: webhook admission, %d Pods of each kind (starts the cluster as make e2e does)\n", n)
-	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-v", "-timeout", "30m",
-		"-run", "^TestWebhookLatency$", "./e2e/")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("E2E_WEBHOOK_PODS=%d", n))
-	output, err := cmd.CombinedOutput()
-	if err != nil {
-		os.Stderr.Write(output)
-		return fmt.Errorf("e2e webhook latency: %w", err)
+	output, err := b.e2eTest("webhook admission on a real cluster", fmt.Sprintf("%d Pods of each kind", n),
+		"TestWebhookLatency", fmt.Sprintf("E2E_WEBHOOK_PODS=%d", n))
+	if err != nil || output == nil {
+		return err
 	}
 	for _, v := range webhookVariants {
 		re := regexp.MustCompile(`webhook_latency variant=` + v.key + ` .*create_us=\[([0-9 ]*)\] handling_us=\[([0-9 ]*)\]`)
@@ -45,25 +35,35 @@ func (b *bench) webhook() error {
 			os.Stderr.Write(output)
 			return fmt.Errorf("e2e webhook latency: no E2E_TIMING line for %s", v.key)
 		}
-		create := newRow("webhook: Pod creation through the API, "+v.what, parseMicros(string(found[1])))
+		create := newRow("webhook: Pod creation through the API, "+v.what, parseDurations(string(found[1]), time.Microsecond))
 		if v.key == "not_sent" {
 			create.note = "the API server alone: the Pod is labelled job-signal.dev/inject=disabled, which the shipped objectSelector excludes"
 		}
 		b.rows = append(b.rows, create)
-		if handling := parseMicros(string(found[2])); len(handling) > 0 {
+		if handling := parseDurations(string(found[2]), time.Microsecond); len(handling) > 0 {
 			b.rows = append(b.rows, newRow("webhook: its own handling time per Pod, "+v.what, handling))
 		}
 	}
 	return nil
 }
 
-func parseMicros(s string) []time.Duration {
-	var out []time.Duration
-	for _, f := range strings.Fields(s) {
-		n, _ := strconv.Atoi(f)
-		out = append(out, time.Duration(n)*time.Microsecond)
+// e2eTest runs one test of the e2e suite, which starts and stops its
+// cluster, with more environment, and returns its output (shown on error).
+// Without root it adds a row saying what was skipped and returns nil.
+func (b *bench) e2eTest(what, runs, name string, env ...string) ([]byte, error) {
+	if os.Getuid() != 0 {
+		b.rows = append(b.rows, row{name: what, value: "skipped: needs root (make e2e's cluster)"})
+		return nil, nil
 	}
-	return out
+	fmt.Fprintf(os.Stderr, "bench: %s, %s (starts the cluster as make e2e does)\n", what, runs)
+	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-v", "-timeout", "60m", "-run", "^"+name+"$", "./e2e/")
+	cmd.Env = append(os.Environ(), env...)
+	output, err := cmd.CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(output)
+		return nil, fmt.Errorf("e2e %s: %w", name, err)
+	}
+	return output, nil
 }
 
 // webhookAnalysis explains the webhook rows with this run's numbers.

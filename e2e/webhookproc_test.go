@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -289,24 +288,4 @@ func registerWebhook(t *testing.T, addr string, namespaces ...string) {
 		}
 		time.Sleep(100 * time.Millisecond) // the API server's informer has no event for us: poll, bounded
 	}
-}
-
-// waitPod waits until the named Pod (name "": the namespace's first Pod)
-// is there and done says so, and returns that version.
-func (s *space) waitPod(name string, timeout time.Duration, done func(*corev1.Pod) bool) *corev1.Pod {
-	s.t.Helper()
-	var pod *corev1.Pod
-	err := s.pods.waitFor(timeout, func(all []observation[*corev1.Pod]) (bool, string) {
-		for _, o := range all {
-			if name == "" || o.obj.Name == name {
-				pod = o.obj
-				return done(o.obj), podSummary(o.obj)
-			}
-		}
-		return false, fmt.Sprintf("no Pod %s yet", name)
-	})
-	if err != nil {
-		s.t.Fatalf("Pod %s: %v", name, err)
-	}
-	return pod
 }
