@@ -47,8 +47,9 @@ func jobPod(image string, pullSecrets ...string) *corev1.Pod {
 }
 
 // TestWebhookPullSecret: the webhook looks a private image up with the
-// Pod's imagePullSecret (read through SecretGetter; phase 2 reads it from a
-// real API server), and admits the Pod unchanged, saying why, without it.
+// Pod's imagePullSecret (read through SecretGetter; e2e's
+// TestWebhookLooksUpEntrypoint reads it from a real API server), and
+// admits the Pod unchanged, saying why, without it.
 func TestWebhookPullSecret(t *testing.T) {
 	reg := Start(t, "puller", "s3cret")
 	ref := reg.Host + "/private/app:1"
