@@ -80,6 +80,7 @@ func buildBinary() (string, error) {
 		"github.com/distribution/distribution/v3/cmd/registry")
 	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // the tests died: stop building
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("build the registry: %w", err)
 	}
