@@ -3,7 +3,8 @@
 // its stop signal), ready-gate latency, start-up overhead, the idle cost of
 // a waiting sidecar-watch, binary sizes, and, on a real one-node cluster,
 // main exit and Job creation to the Job's Complete condition against
-// native sidecars. Run it with `make bench`.
+// native sidecars, and what the admission webhook adds to Pod creation. Run
+// it with `make bench`.
 //
 // Every timed moment is taken inside the processes involved (the workload
 // in bench/workload writes Unix-nanosecond stamps), so the harness's own
@@ -27,7 +28,7 @@ func main() {
 	scale := flag.Float64("scale", 1, "multiply every run count (0.2 for a quick look)")
 	cluster := flag.Bool("cluster", true, "also measure Job completion on a real one-node cluster (needs root; see e2e/README.md)")
 	base := flag.String("dir", "", "parent of the shared directories (default: /dev/shm, a tmpfs like an emptyDir with medium Memory)")
-	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, floor, chain, ready, startup, window, idle, sizes, cluster), and print without writing -out")
+	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, floor, chain, ready, startup, window, idle, sizes, cluster, webhook), and print without writing -out")
 	flag.Parse()
 	if err := run(*out, *scale, *cluster, *base, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -77,7 +78,7 @@ func run(out string, scale float64, cluster bool, base, only string) error {
 		{"sizes", b.sizes},
 	}
 	if cluster {
-		steps = append(steps, step{"cluster", b.cluster})
+		steps = append(steps, step{"cluster", b.cluster}, step{"webhook", b.webhook})
 	}
 	for _, s := range steps {
 		if !onlyRE.MatchString(s.name) {

@@ -474,19 +474,11 @@ func (b *bench) sizes() error {
 // cluster: the same one-sidecar Job wrapped by job-signal or with a native
 // sidecar, in turns, judged by the real Job controller.
 func (b *bench) cluster() error {
-	if os.Getuid() != 0 {
-		b.rows = append(b.rows, row{name: "Job completion on a real cluster", value: "skipped: needs root (make e2e's cluster)"})
-		return nil
-	}
 	rounds := b.runs(10)
-	fmt.Fprintf(os.Stderr, "bench: real cluster, %d rounds each (starts the cluster as make e2e does)\n", rounds)
-	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-v", "-timeout", "60m",
-		"-run", "^TestJobCompletionOursVsNative$", "./e2e/")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("E2E_TIMING_ROUNDS=%d", rounds))
-	output, err := cmd.CombinedOutput()
-	if err != nil {
-		os.Stderr.Write(output)
-		return fmt.Errorf("e2e timing: %w", err)
+	output, err := b.e2eTest("Job completion on a real cluster", fmt.Sprintf("%d rounds each", rounds),
+		"TestJobCompletionOursVsNative", fmt.Sprintf("E2E_TIMING_ROUNDS=%d", rounds))
+	if err != nil || output == nil {
+		return err
 	}
 	for _, m := range []struct{ key, what, reference string }{
 		{"main_exit_to_Succeeded", "main exit to Pod Succeeded", "native on kubelet 1.34: 3.8–3.9 s"},
@@ -499,8 +491,8 @@ func (b *bench) cluster() error {
 			os.Stderr.Write(output)
 			return fmt.Errorf("e2e timing: no E2E_TIMING compare line for %s", m.key)
 		}
-		o := newRow("cluster: "+m.what+", job-signal", parseMillis(string(found[1])))
-		n := newRow("cluster: "+m.what+", native sidecar", parseMillis(string(found[2])))
+		o := newRow("cluster: "+m.what+", job-signal", parseDurations(string(found[1]), time.Millisecond))
+		n := newRow("cluster: "+m.what+", native sidecar", parseDurations(string(found[2]), time.Millisecond))
 		n.reference = m.reference
 		if m.key == "main_exit_to_Complete" {
 			o.target = "one kubelet relist (1 s) less than native"
@@ -514,11 +506,12 @@ func (b *bench) cluster() error {
 	return nil
 }
 
-func parseMillis(s string) []time.Duration {
+// parseDurations reads numbers separated by spaces, in unit.
+func parseDurations(s string, unit time.Duration) []time.Duration {
 	var out []time.Duration
 	for _, f := range strings.Fields(s) {
 		n, _ := strconv.Atoi(f)
-		out = append(out, time.Duration(n)*time.Millisecond)
+		out = append(out, time.Duration(n)*unit)
 	}
 	return out
 }

@@ -87,6 +87,12 @@ const method = `
   controller manager, scheduler, kubelet); from the main container's exit (the runtime's nanosecond timestamp,
   through the CRI) to the watch delivering the Pod's Succeeded phase and the Job's Complete condition, and from
   just before the Job's create request to the latter.
+- Webhook: the e2e suite's TestWebhookLatency (see e2e/README.md) on the same kind of cluster: job-signal-webhook
+  as a process on 127.0.0.1, registered with manifests/webhook/webhook.yaml's configuration (by URL), distribution's
+  registry on 127.0.0.1; Pods created one at a time through the API, the four kinds in turns, each held by a
+  scheduling gate so that only admission counts. Creation: the client's create request, from before sending to the
+  answer. Handling: the webhook's own time from reading a request to writing its answer (its debug log), summed over
+  the two calls each injected Pod gets.
 - Percentiles are nearest-rank; with fewer than 100 runs p99 is the slowest run.
 - Reference figures (kubexit, native sidecars) were measured on this kind of machine and are quoted from the issue.
 `
@@ -136,5 +142,6 @@ func (b *bench) analysis() string {
 			"batches Pod updates for 1 s, then writes the Job's status.\n",
 			human(ourPod.p50), human(nativePod.p50), human(ourJob.p50-ourPod.p50), human(nativeJob.p50-nativePod.p50))
 	}
+	out.WriteString(b.webhookAnalysis(find))
 	return out.String()
 }

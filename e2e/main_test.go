@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/job-signal/job-signal/e2e/cluster"
+	"github.com/job-signal/job-signal/internal/registrye2e"
 )
 
 // kube is the cluster every test uses: started once by TestMain.
@@ -51,6 +52,9 @@ func runSuite(m *testing.M) int {
 		os.Exit(130)
 	}()
 
+	// The webhook tests' registry: when cold, built while the cluster
+	// builds and starts, not while timing-sensitive tests run.
+	go registrye2e.Binary()
 	c, err := cluster.Start(cluster.Config{Keep: keep, Logf: logf})
 	if err != nil {
 		logf("cluster setup failed: %v", err)

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -55,6 +56,26 @@ func (s *space) waitMainLogged(job *batchv1.Job, text string) *corev1.Pod {
 			s.t.Fatalf("main never logged %q", text)
 		}
 		time.Sleep(200 * time.Millisecond) // a log has no watch: poll it, bounded
+	}
+	return pod
+}
+
+// waitPod waits until the named Pod (name "": the namespace's first Pod)
+// is there and done says so, and returns that version.
+func (s *space) waitPod(name string, timeout time.Duration, done func(*corev1.Pod) bool) *corev1.Pod {
+	s.t.Helper()
+	var pod *corev1.Pod
+	err := s.pods.waitFor(timeout, func(all []observation[*corev1.Pod]) (bool, string) {
+		for _, o := range all {
+			if name == "" || o.obj.Name == name {
+				pod = o.obj
+				return done(o.obj), podSummary(o.obj)
+			}
+		}
+		return false, fmt.Sprintf("no Pod %s yet", name)
+	})
+	if err != nil {
+		s.t.Fatalf("Pod %s: %v", name, err)
 	}
 	return pod
 }

@@ -25,15 +25,16 @@ const (
 )
 
 // buildProductImages builds job-signal and sidecar-watch as the Dockerfile's
-// release stage does, the image from its prebuilt target with buildah, and
+// release stage does (and the webhook and the kubectl plugin, which run here
+// as processes), the image from its prebuilt target with buildah, and
 // the stand-in images. The product image is also tagged as the release
 // reference (internal/version.Image), so a Pod that names it with
 // imagePullPolicy IfNotPresent (a webhook's injection) runs this build.
 func buildProductImages() error {
-	repo, work := filepath.Dir(mustGetwd()), filepath.Join(mustGetwd(), ".work")
-	bin := filepath.Join(work, "bin")
+	repo, work, bin := filepath.Dir(mustGetwd()), filepath.Join(mustGetwd(), ".work"), workBin()
 	if _, err := run(10*time.Minute, "go", "build", "-C", repo, "-trimpath", "-ldflags=-s -w",
-		"-o", bin+"/", "./cmd/job-signal", "./cmd/sidecar-watch", "./e2e/standin"); err != nil {
+		"-o", bin+"/", "./cmd/job-signal", "./cmd/sidecar-watch", "./e2e/standin",
+		"./cmd/job-signal-webhook", "./cmd/kubectl-job_signal"); err != nil {
 		return err
 	}
 	context := filepath.Join(work, "image-context")
@@ -74,6 +75,9 @@ func buildProductImages() error {
 	}
 	return nil
 }
+
+// workBin is where buildProductImages puts the programs it builds.
+func workBin() string { return filepath.Join(mustGetwd(), ".work", "bin") }
 
 func mustGetwd() string {
 	wd, err := os.Getwd() // go test runs in the package folder, e2e/

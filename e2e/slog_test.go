@@ -28,7 +28,7 @@ const (
 	msgForwarded  = "forwarded signal"
 	msgDoneMarker = "done marker written"
 	// sidecar-watch: the Pod is being deleted; it waits for the job.
-	msgPodTerminating = "Pod terminating: the sidecar keeps serving until the job is done"
+	msgPodTerminating = "Pod terminating: the sidecar keeps serving until the job is done (a second INT stops it now)"
 	msgStopping       = "stopping the sidecar" // why= says what ended it
 )
 

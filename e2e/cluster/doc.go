@@ -13,8 +13,11 @@
 //	ns, err := c.CreateNamespace(ctx, "mytest")
 //	c.Client().BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 //
-// Images cannot be pulled: LoadImage imports a single-layer image built in
-// Go, BuildahBuild a Dockerfile target, TagImage adds a name. A webhook
+// No registry comes with it: LoadImage imports a single-layer image built
+// in Go, BuildahBuild a Dockerfile target, TagImage adds a name; a test that
+// starts a registry on 127.0.0.1 can push the same kind of image there
+// (WriteArchive, BusyboxFiles), and containerd pulls from it over plain
+// HTTP. A webhook
 // test serves on 127.0.0.1 with a certificate from IssueServingCert and
 // registers CAPEM as its caBundle. e2e/README.md documents the rest.
 package cluster

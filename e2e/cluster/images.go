@@ -37,10 +37,11 @@ type Image struct {
 	User       string
 }
 
-// writeDockerArchive writes img as "docker save" does: the layer tar, the
+// WriteArchive writes img as "docker save" does: the layer tar, the
 // config JSON naming the layer's digest, and manifest.json tying them to
-// the image's tag. Enough for "ctr images import"; no registry involved.
-func writeDockerArchive(file string, img Image) error {
+// the image's tag. Enough for "ctr images import" (LoadImage), or for
+// go-containerregistry's tarball package to push it to a registry.
+func WriteArchive(file string, img Image) error {
 	layer, err := layerTar(img.Files)
 	if err != nil {
 		return err
@@ -146,9 +147,10 @@ func pauseImageSpec(p paths) (Image, error) {
 	}, nil
 }
 
-// busyboxFiles are Debian's static busybox with a link for every applet
-// where a distribution would put it, and the few files a shell expects.
-func busyboxFiles() ([]File, error) {
+// BusyboxFiles are Debian's static busybox with a link for every applet
+// where a distribution would put it, and the few files a shell expects:
+// the files of BusyboxImage, to build other images on.
+func BusyboxFiles() ([]File, error) {
 	bin, err := exec.LookPath("busybox")
 	if err != nil {
 		return nil, err
@@ -176,7 +178,7 @@ func busyboxFiles() ([]File, error) {
 }
 
 func busyboxImageSpec() (Image, error) {
-	files, err := busyboxFiles()
+	files, err := BusyboxFiles()
 	return Image{
 		Ref:   BusyboxImage,
 		Files: files,
@@ -193,7 +195,7 @@ func loadImage(p paths, img Image) error {
 	}
 	name := strings.NewReplacer("/", "_", ":", "_").Replace(img.Ref) + ".tar"
 	file := filepath.Join(dir, name)
-	if err := writeDockerArchive(file, img); err != nil {
+	if err := WriteArchive(file, img); err != nil {
 		return err
 	}
 	return importImage(p, file, img.Ref)

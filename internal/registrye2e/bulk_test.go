@@ -21,9 +21,9 @@ import (
 // Jobs: with every command given (offline), and with the main container's
 // command to look up (one image for all, looked up once).
 func TestInject1000(t *testing.T) {
-	reg := startRegistry(t, "", "")
-	ref := reg.host + "/jobs/app:1"
-	push(t, ref, image(t, []string{"/app"}, []string{"--all"}), authn.Anonymous)
+	reg := Start(t, "", "")
+	ref := reg.Host + "/jobs/app:1"
+	Push(t, ref, Image(t, []string{"/app"}, []string{"--all"}), authn.Anonymous)
 	file := func(args bool) string {
 		var b strings.Builder
 		for i := range 1000 {

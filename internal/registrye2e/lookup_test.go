@@ -5,7 +5,6 @@ package registrye2e
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,14 +25,14 @@ import (
 // image and for a multi-platform index; a second lookup is answered from
 // the cache by digest.
 func TestLookups(t *testing.T) {
-	reg := startRegistry(t, "", "")
-	at := func(repo string) string { return reg.host + "/" + repo }
-	push(t, at("jobs/entrypoint:1"), image(t, []string{"/entry", "$(HOME)"}, nil), authn.Anonymous)
-	push(t, at("jobs/cmd:1"), image(t, nil, []string{"/cmd", "--x"}), authn.Anonymous)
-	push(t, at("jobs/both:1"), image(t, []string{"/tool"}, []string{"--help"}), authn.Anonymous)
-	push(t, at("jobs/neither:1"), image(t, nil, nil), authn.Anonymous)
-	pushIndex(t, at("jobs/multi:1"), index(t, map[string]v1.Image{"amd64": image(t, []string{"/multi"}, nil), "arm64": image(t, []string{"/multi"}, nil)}))
-	pushIndex(t, at("jobs/mixed:1"), index(t, map[string]v1.Image{"amd64": image(t, []string{"/amd"}, nil), "arm64": image(t, []string{"/arm"}, nil)}))
+	reg := Start(t, "", "")
+	at := func(repo string) string { return reg.Host + "/" + repo }
+	Push(t, at("jobs/entrypoint:1"), Image(t, []string{"/entry", "$(HOME)"}, nil), authn.Anonymous)
+	Push(t, at("jobs/cmd:1"), Image(t, nil, []string{"/cmd", "--x"}), authn.Anonymous)
+	Push(t, at("jobs/both:1"), Image(t, []string{"/tool"}, []string{"--help"}), authn.Anonymous)
+	Push(t, at("jobs/neither:1"), Image(t, nil, nil), authn.Anonymous)
+	PushIndex(t, at("jobs/multi:1"), Index(t, map[string]v1.Image{"amd64": Image(t, []string{"/multi"}, nil), "arm64": Image(t, []string{"/multi"}, nil)}))
+	PushIndex(t, at("jobs/mixed:1"), Index(t, map[string]v1.Image{"amd64": Image(t, []string{"/amd"}, nil), "arm64": Image(t, []string{"/arm"}, nil)}))
 
 	r := resolve.New(nil, 64)
 	any, arm := resolve.Platform{OS: "linux"}, resolve.Platform{OS: "linux", Architecture: "arm64"}
@@ -77,9 +76,9 @@ func TestLookups(t *testing.T) {
 // TestPrivateRepository: a registry with basic auth refuses an anonymous
 // lookup and answers one with the Pod's pull secret or the Docker config.
 func TestPrivateRepository(t *testing.T) {
-	reg := startRegistry(t, "puller", "s3cret")
-	ref := reg.host + "/private/app:1"
-	push(t, ref, image(t, []string{"/app"}, []string{"serve"}), &authn.Basic{Username: "puller", Password: "s3cret"})
+	reg := Start(t, "puller", "s3cret")
+	ref := reg.Host + "/private/app:1"
+	Push(t, ref, Image(t, []string{"/app"}, []string{"serve"}), &authn.Basic{Username: "puller", Password: "s3cret"})
 	r := resolve.New(nil, 8)
 	any := resolve.Platform{OS: "linux"}
 
@@ -87,7 +86,7 @@ func TestPrivateRepository(t *testing.T) {
 		t.Errorf("anonymous lookup: %v, want 401 and a hint", err)
 	}
 	secret := corev1.Secret{Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{
-		corev1.DockerConfigJsonKey: []byte(`{"auths": {"` + reg.host + `": {"username": "puller", "password": "s3cret"}}}`)}}
+		corev1.DockerConfigJsonKey: []byte(`{"auths": {"` + reg.Host + `": {"username": "puller", "password": "s3cret"}}}`)}}
 	keychain, err := resolve.KeychainFromSecrets([]corev1.Secret{secret})
 	if err != nil {
 		t.Fatal(err)
@@ -124,25 +123,8 @@ spec:
 // connections and never answers, after --registry-timeout, naming the
 // container.
 func TestRegistryTimeout(t *testing.T) {
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer silent.Close()
-	go func() {
-		var held []net.Conn
-		for {
-			c, err := silent.Accept()
-			if err != nil {
-				for _, c := range held {
-					c.Close()
-				}
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	job := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: Never\n  containers:\n  - {name: app, image: " + silent.Addr().String() + "/app:1}\n"
+	silent := Silent(t)
+	job := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: Never\n  containers:\n  - {name: app, image: " + silent + "/app:1}\n"
 	var out, stderr bytes.Buffer
 	start := time.Now()
 	code := kubectl.Main(context.Background(), []string{"inject", "--registry-timeout", "2s", "-f", "-"}, strings.NewReader(job), &out, &stderr)

@@ -47,14 +47,15 @@ func jobPod(image string, pullSecrets ...string) *corev1.Pod {
 }
 
 // TestWebhookPullSecret: the webhook looks a private image up with the
-// Pod's imagePullSecret (read through SecretGetter; phase 2 reads it from a
-// real API server), and admits the Pod unchanged, saying why, without it.
+// Pod's imagePullSecret (read through SecretGetter; e2e's
+// TestWebhookLooksUpEntrypoint reads it from a real API server), and
+// admits the Pod unchanged, saying why, without it.
 func TestWebhookPullSecret(t *testing.T) {
-	reg := startRegistry(t, "puller", "s3cret")
-	ref := reg.host + "/private/app:1"
-	push(t, ref, image(t, []string{"/app"}, []string{"serve"}), &authn.Basic{Username: "puller", Password: "s3cret"})
+	reg := Start(t, "puller", "s3cret")
+	ref := reg.Host + "/private/app:1"
+	Push(t, ref, Image(t, []string{"/app"}, []string{"serve"}), &authn.Basic{Username: "puller", Password: "s3cret"})
 	secret := &corev1.Secret{Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{
-		corev1.DockerConfigJsonKey: []byte(`{"auths": {"` + reg.host + `": {"username": "puller", "password": "s3cret"}}}`)}}
+		corev1.DockerConfigJsonKey: []byte(`{"auths": {"` + reg.Host + `": {"username": "puller", "password": "s3cret"}}}`)}}
 	var mu sync.Mutex
 	var asked []string
 	review := webhookServer(t, &webhook.Config{Resolver: resolve.New(nil, 8), RegistryTimeout: 5 * time.Second,
@@ -89,9 +90,9 @@ func TestWebhookPullSecret(t *testing.T) {
 // different images: HEAD, manifest, config), and with no lookup at all.
 func TestWebhookLatency(t *testing.T) {
 	const n = 200
-	reg := startRegistry(t, "", "")
+	reg := Start(t, "", "")
 	for i := range n + 1 {
-		push(t, fmt.Sprintf("%s/jobs/app-%d:1", reg.host, i), image(t, []string{"/app", fmt.Sprint(i)}, nil), authn.Anonymous)
+		Push(t, fmt.Sprintf("%s/jobs/app-%d:1", reg.Host, i), Image(t, []string{"/app", fmt.Sprint(i)}, nil), authn.Anonymous)
 	}
 	review := webhookServer(t, &webhook.Config{Resolver: resolve.New(nil, 1024), RegistryTimeout: 5 * time.Second})
 	measure := func(label string, pod func(i int) *corev1.Pod) {
@@ -109,14 +110,14 @@ func TestWebhookLatency(t *testing.T) {
 		p50, p99 := took[n/2], took[n*99/100]
 		t.Logf("E2E_TIMING webhook_admission_%s p50_ms=%.2f p99_ms=%.2f (n=%d)", label, ms(p50), ms(p99), n)
 	}
-	review(jobPod(reg.host + "/jobs/app-200:1")) // connections warm, cache holds app-200
+	review(jobPod(reg.Host + "/jobs/app-200:1")) // connections warm, cache holds app-200
 	measure("no_lookup", func(int) *corev1.Pod {
 		p := jobPod("busybox:1.37")
 		p.Spec.Containers[0].Command = []string{"/app"}
 		return p
 	})
-	measure("uncached", func(i int) *corev1.Pod { return jobPod(fmt.Sprintf("%s/jobs/app-%d:1", reg.host, i)) })
-	measure("cached", func(int) *corev1.Pod { return jobPod(reg.host + "/jobs/app-200:1") })
+	measure("uncached", func(i int) *corev1.Pod { return jobPod(fmt.Sprintf("%s/jobs/app-%d:1", reg.Host, i)) })
+	measure("cached", func(int) *corev1.Pod { return jobPod(reg.Host + "/jobs/app-200:1") })
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -139,8 +139,25 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 	}
 	after := pod.DeepCopy()
 	after.Spec, after.Annotations = res.Spec, res.Annotations
+	if inject.Injected(pod.Annotations) {
+		keepLayout(&pod.Spec, &after.Spec)
+	}
 	patch, err := podPatch(raw, pod, after)
 	return patch, res.Warnings, err
+}
+
+// keepLayout leaves the init containers and volumes of a Pod injected
+// before (by the plugin, or by this webhook's first call) as they are:
+// Inject only adds to them, and rebuilds its additions from scratch. On a
+// second call, when the API server reinvokes the webhook (policy IfNeeded),
+// other admission plugins have changed those additions since: the
+// ServiceAccount admission, run again, mounts the API token into the
+// install container (which is why the API server calls again at all), an
+// image-mirroring webhook may have renamed its image. Rebuilding would
+// undo that. The containers still go through Inject: one added since (a
+// mesh's sidecar) gets wrapped.
+func keepLayout(before, after *corev1.PodSpec) {
+	after.InitContainers, after.Volumes = before.InitContainers, before.Volumes
 }
 
 // keychain is the Pod's pull secrets, then the webhook's own Docker config.

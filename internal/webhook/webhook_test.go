@@ -60,6 +60,25 @@ func TestMutate(t *testing.T) {
 	if _, resp := s.Review(t, after); resp.Patch != nil {
 		t.Errorf("an injected Pod was patched again: %s", resp.Patch)
 	}
+	// ...also when the API server calls again (reinvocationPolicy
+	// IfNeeded) after changing what the webhook added: defaults filled in,
+	// the ServiceAccount admission (run again) mounted the API token into
+	// the install container as it had into the others before the first
+	// call, and another webhook renamed the install image to a mirror.
+	token := corev1.VolumeMount{Name: "kube-api-access-x1y2z", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}
+	sent := jobPod(container("export", "/export"), container("proxy", "/proxy"))
+	sent.Spec.Volumes = []corev1.Volume{{Name: token.Name}}
+	for i := range sent.Spec.Containers {
+		sent.Spec.Containers[i].VolumeMounts = []corev1.VolumeMount{token}
+	}
+	first, _ := s.Review(t, sent)
+	install := &first.Spec.InitContainers[0]
+	install.VolumeMounts = append(install.VolumeMounts, token)
+	install.Image = "mirror.example/job-signal:v0.1.0"
+	install.TerminationMessagePath, install.ImagePullPolicy = "/dev/termination-log", corev1.PullIfNotPresent
+	if _, resp := s.Review(t, first); resp.Patch != nil {
+		t.Errorf("the second call undid other admission plugins' changes: %s", resp.Patch)
+	}
 	// ...unless another webhook added a container since (reinvocation):
 	// that one is wrapped too.
 	after.Spec.Containers = append(after.Spec.Containers, container("mesh", "/mesh"))

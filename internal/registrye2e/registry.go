@@ -1,5 +1,3 @@
-//go:build e2e
-
 package registrye2e
 
 import (
@@ -11,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,22 +18,35 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// registryBinary is distribution's registry, built once per version into
-// the e2e cache (E2E_CACHE, default ~/.cache/job-signal-e2e).
-var registryBinary string
+var (
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+)
 
-func TestMain(m *testing.M) {
-	bin, err := buildRegistry()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "registrye2e: build the registry:", err)
-		os.Exit(1)
-	}
-	registryBinary = bin
-	os.Exit(m.Run())
+// Binary is distribution's registry, built once per version (from the
+// module in registry/) into the e2e cache, ${E2E_CACHE:-~/.cache/job-signal-e2e}.
+func Binary() (string, error) {
+	binaryOnce.Do(func() { binaryPath, binaryErr = buildBinary() })
+	return binaryPath, binaryErr
 }
 
-func buildRegistry() (string, error) {
-	module, err := filepath.Abs("registry")
+// moduleDir finds registry/ through the main module's go.mod, so that any
+// test package of the repository (e2e/, this one) can build it.
+func moduleDir() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside the job-signal module: run the tests from the repository")
+	}
+	return filepath.Join(filepath.Dir(gomod), "internal", "registrye2e", "registry"), nil
+}
+
+func buildBinary() (string, error) {
+	module, err := moduleDir()
 	if err != nil {
 		return "", err
 	}
@@ -67,23 +80,28 @@ func buildRegistry() (string, error) {
 		"github.com/distribution/distribution/v3/cmd/registry")
 	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // the tests died: stop building
 	if err := cmd.Run(); err != nil {
-		return "", err
+		return "", fmt.Errorf("build the registry: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "registrye2e: E2E_TIMING registry_build_seconds=%.1f\n", time.Since(start).Seconds())
 	return bin, os.Rename(tmp, bin)
 }
 
-// registry is a running distribution registry on 127.0.0.1.
-type registry struct {
-	host string // 127.0.0.1:PORT
+// Registry is a running distribution registry on 127.0.0.1.
+type Registry struct {
+	Host string // 127.0.0.1:PORT; plain HTTP, which go-containerregistry and containerd use for a loopback host
 }
 
-// startRegistry starts a registry with its storage in a temporary
-// directory; with user set, it requires basic auth (htpasswd). It is
-// stopped by PID at the end of the test.
-func startRegistry(t *testing.T, user, password string) *registry {
+// Start starts a registry with its storage in a temporary directory; with
+// user set, every repository needs basic auth (htpasswd). It is stopped by
+// PID at the end of the test, and dies with the test binary.
+func Start(t testing.TB, user, password string) *Registry {
 	t.Helper()
+	bin, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -115,13 +133,14 @@ http:
 	if err != nil {
 		t.Fatal(err)
 	}
-	logFile, err := os.Create(filepath.Join(dir, "registry.log"))
+	logPath := filepath.Join(dir, "registry.log")
+	logFile, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(registryBinary, "serve", config)
+	cmd := exec.Command(bin, "serve", config)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +164,12 @@ http:
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized {
-				return &registry{host: host}
+				return &Registry{Host: host}
 			}
 		}
 		select {
 		case err := <-exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "registry.log"))
+			log, _ := os.ReadFile(logPath)
 			t.Fatalf("the registry exited (%v):\n%s", err, log)
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -158,4 +177,35 @@ http:
 			t.Fatalf("the registry on %s is not ready after 60 s", host)
 		}
 	}
+}
+
+// Silent listens on 127.0.0.1 and accepts connections that it never
+// answers: a registry that hangs. It returns the address, and closes
+// everything at the end of the test.
+func Silent(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var held []net.Conn
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+	})
+	return l.Addr().String()
 }

@@ -1,5 +1,3 @@
-//go:build e2e
-
 package registrye2e
 
 import (
@@ -15,9 +13,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// image builds a small image (one random layer) that runs entrypoint and
-// cmd.
-func image(t *testing.T, entrypoint, cmd []string) v1.Image {
+// Image builds a small image (one random layer) that runs entrypoint and
+// cmd, for linux/amd64.
+func Image(t testing.TB, entrypoint, cmd []string) v1.Image {
 	t.Helper()
 	layer, err := random.Layer(256, types.OCILayer)
 	if err != nil {
@@ -43,20 +41,21 @@ func image(t *testing.T, entrypoint, cmd []string) v1.Image {
 	return img
 }
 
-// index builds a multi-platform index of images, one per platform, plus an
+// Index builds a multi-platform index of images, one per platform, plus an
 // attestation manifest ("unknown/unknown") as BuildKit writes them.
-func index(t *testing.T, images map[string]v1.Image) v1.ImageIndex {
+func Index(t testing.TB, images map[string]v1.Image) v1.ImageIndex {
 	t.Helper()
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for arch, img := range images {
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
 	}
-	idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: image(t, []string{"/not-a-platform"}, nil),
+	idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: Image(t, []string{"/not-a-platform"}, nil),
 		Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "unknown", Architecture: "unknown"}}})
 	return idx
 }
 
-func push(t *testing.T, ref string, img v1.Image, auth authn.Authenticator) {
+// Push writes img to ref with auth.
+func Push(t testing.TB, ref string, img v1.Image, auth authn.Authenticator) {
 	t.Helper()
 	r, err := name.ParseReference(ref)
 	if err != nil {
@@ -67,7 +66,8 @@ func push(t *testing.T, ref string, img v1.Image, auth authn.Authenticator) {
 	}
 }
 
-func pushIndex(t *testing.T, ref string, idx v1.ImageIndex) {
+// PushIndex writes idx to ref, anonymously.
+func PushIndex(t testing.TB, ref string, idx v1.ImageIndex) {
 	t.Helper()
 	r, err := name.ParseReference(ref)
 	if err != nil {

@@ -1,0 +1,291 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+
+	"github.com/job-signal/job-signal/inject"
+)
+
+// The webhook as an operator runs it (issue 11), minus the Deployment: the
+// real job-signal-webhook binary as a process on 127.0.0.1, its serving
+// certificate from the cluster's CA, reading Secrets as the shipped
+// ServiceAccount with the shipped RBAC, and registered with the shipped
+// MutatingWebhookConfiguration (manifests/webhook/webhook.yaml) whose
+// clientConfig is a URL.
+
+// webhookProcess is one running job-signal-webhook, stopped by its PID.
+type webhookProcess struct {
+	addr     string // 127.0.0.1:PORT
+	cmd      *exec.Cmd
+	logPath  string // its stderr: JSON lines
+	exited   chan struct{}
+	stopOnce sync.Once
+}
+
+// webhookEvent is one of the webhook's log lines.
+type webhookEvent struct {
+	Msg       string        `json:"msg"`
+	UID       string        `json:"uid"`
+	Namespace string        `json:"namespace"`
+	Pod       string        `json:"pod"`
+	Reason    string        `json:"reason"`
+	Addr      string        `json:"addr"`
+	Elapsed   time.Duration `json:"elapsed"` // slog writes a duration in nanoseconds
+}
+
+// startWebhook runs job-signal-webhook with a fresh certificate for
+// 127.0.0.1, a kubeconfig of the shipped ServiceAccount, debug logs in
+// JSON and flags; it returns once the webhook has said where it listens.
+func startWebhook(t *testing.T, flags ...string) *webhookProcess {
+	t.Helper()
+	dir := t.TempDir()
+	certPEM, keyPEM, err := kube.IssueServingCert("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(cert, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--listen=127.0.0.1:0", "--tls-cert-file=" + cert, "--tls-key-file=" + key,
+		"--kubeconfig=" + webhookKubeconfig(t, dir), "--log-format=json", "--log-level=debug"}, flags...)
+	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), exited: make(chan struct{})}
+	logFile, err := os.Create(w.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close() // the child has its own copy
+	w.cmd = exec.Command(filepath.Join(workBin(), "job-signal-webhook"), args...)
+	w.cmd.Stdout, w.cmd.Stderr = logFile, logFile
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w.cmd.Wait()
+		close(w.exited)
+	}()
+	t.Cleanup(func() {
+		w.stop(t)
+		if t.Failed() {
+			log, _ := os.ReadFile(w.logPath)
+			t.Logf("job-signal-webhook's log:\n%s", log)
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		for _, e := range w.events(t) {
+			if e.Msg == "serving" && e.Addr != "" {
+				w.addr = e.Addr
+				return w
+			}
+		}
+		select {
+		case <-w.exited:
+			log, _ := os.ReadFile(w.logPath)
+			t.Fatalf("job-signal-webhook exited at start (%v):\n%s", w.cmd.ProcessState, log)
+		case <-time.After(20 * time.Millisecond): // a log file has no watch here: poll it, bounded
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("job-signal-webhook did not log its address within a minute")
+		}
+	}
+}
+
+// stop sends SIGTERM to the webhook's PID, and SIGKILL after 10 s.
+func (w *webhookProcess) stop(t *testing.T) {
+	w.stopOnce.Do(func() {
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-w.exited:
+		case <-time.After(10 * time.Second):
+			t.Errorf("job-signal-webhook ignored SIGTERM for 10 s: killed")
+			_ = w.cmd.Process.Kill()
+			<-w.exited
+		}
+	})
+}
+
+// events are the webhook's log lines so far.
+func (w *webhookProcess) events(t *testing.T) []webhookEvent {
+	t.Helper()
+	b, err := os.ReadFile(w.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []webhookEvent
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e webhookEvent
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// shippedWebhook holds the objects of manifests/webhook/webhook.yaml.
+type shippedWebhook struct {
+	namespace      *corev1.Namespace
+	serviceAccount *corev1.ServiceAccount
+	role           *rbacv1.ClusterRole
+	binding        *rbacv1.ClusterRoleBinding
+	config         *admissionregistrationv1.MutatingWebhookConfiguration
+}
+
+func readShippedWebhook(t *testing.T) shippedWebhook {
+	t.Helper()
+	file := filepath.Join(filepath.Dir(mustGetwd()), "manifests", "webhook", "webhook.yaml")
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s shippedWebhook
+	for _, obj := range decodeAll(t, file, text) {
+		switch o := obj.(type) {
+		case *corev1.Namespace:
+			s.namespace = o
+		case *corev1.ServiceAccount:
+			s.serviceAccount = o
+		case *rbacv1.ClusterRole:
+			s.role = o
+		case *rbacv1.ClusterRoleBinding:
+			s.binding = o
+		case *admissionregistrationv1.MutatingWebhookConfiguration:
+			s.config = o
+		}
+	}
+	if s.namespace == nil || s.serviceAccount == nil || s.role == nil || s.binding == nil || s.config == nil {
+		t.Fatalf("%s lacks one of Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration", file)
+	}
+	return s
+}
+
+var webhookRBAC struct {
+	once sync.Once
+	err  error
+}
+
+// webhookKubeconfig creates, once, the shipped Namespace, ServiceAccount,
+// ClusterRole and ClusterRoleBinding, and writes a kubeconfig with a token
+// of that ServiceAccount: the webhook reads pull secrets with exactly the
+// rights the manifests give it.
+func webhookKubeconfig(t *testing.T, dir string) string {
+	t.Helper()
+	s := readShippedWebhook(t)
+	client := kube.Client()
+	ctx := t.Context()
+	webhookRBAC.once.Do(func() {
+		create := func(err error) {
+			if err != nil && !apierrors.IsAlreadyExists(err) && webhookRBAC.err == nil {
+				webhookRBAC.err = err
+			}
+		}
+		_, err := client.CoreV1().Namespaces().Create(ctx, s.namespace, metav1.CreateOptions{})
+		create(err)
+		_, err = client.CoreV1().ServiceAccounts(s.serviceAccount.Namespace).Create(ctx, s.serviceAccount, metav1.CreateOptions{})
+		create(err)
+		_, err = client.RbacV1().ClusterRoles().Create(ctx, s.role, metav1.CreateOptions{})
+		create(err)
+		_, err = client.RbacV1().ClusterRoleBindings().Create(ctx, s.binding, metav1.CreateOptions{})
+		create(err)
+	})
+	if webhookRBAC.err != nil {
+		t.Fatalf("creating the webhook's RBAC from webhook.yaml: %v", webhookRBAC.err)
+	}
+	token, err := client.CoreV1().ServiceAccounts(s.serviceAccount.Namespace).CreateToken(ctx, s.serviceAccount.Name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a token for the webhook's ServiceAccount: %v", err)
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	err = clientcmd.WriteToFile(clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{"e2e": {Server: kube.RESTConfig().Host, CertificateAuthorityData: kube.CAPEM()}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"job-signal-webhook": {Token: token.Status.Token}},
+		Contexts:       map[string]*clientcmdapi.Context{"e2e": {Cluster: "e2e", AuthInfo: "job-signal-webhook"}},
+		CurrentContext: "e2e",
+	}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// registerWebhook registers the shipped MutatingWebhookConfiguration for
+// the webhook at addr: the clientConfig becomes its URL and the cluster's
+// CA, and each webhook's namespaceSelector also requires one of the given
+// namespaces, so that tests running at the same time do not reach each
+// other's webhook. Selectors, failurePolicy, timeout and reinvocation stay
+// as shipped. It returns once the API server calls the webhook.
+func registerWebhook(t *testing.T, addr string, namespaces ...string) {
+	t.Helper()
+	cfg := readShippedWebhook(t).config
+	cfg.Name = "job-signal-webhook-" + namespaces[0]
+	for i := range cfg.Webhooks {
+		w := &cfg.Webhooks[i]
+		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://" + addr + "/mutate"), CABundle: kube.CAPEM()}
+		if w.NamespaceSelector == nil {
+			w.NamespaceSelector = &metav1.LabelSelector{}
+		}
+		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: namespaces})
+	}
+	hooks := kube.Client().AdmissionregistrationV1().MutatingWebhookConfigurations()
+	if _, err := hooks.Create(t.Context(), cfg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := hooks.Delete(ctx, cfg.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete MutatingWebhookConfiguration %s: %v", cfg.Name, err)
+		}
+	})
+	// The API server learns of webhook configurations through a watch:
+	// until it has, Pods are admitted without a call (failurePolicy does not
+	// apply). Probe with dry-run creations until one comes back injected.
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe", Labels: map[string]string{inject.LabelInject: "enabled"}},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
+			Name: "main", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}}}},
+	}
+	registered := time.Now()
+	deadline := registered.Add(30 * time.Second)
+	for {
+		got, err := kube.Client().CoreV1().Pods(namespaces[0]).Create(t.Context(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil && inject.Injected(got.Annotations) {
+			t.Logf("the API server calls webhook %s %v after its registration", cfg.Name, time.Since(registered).Round(time.Millisecond))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the API server does not call the webhook %s 30 s after its registration (last probe: %v, annotations %v)", cfg.Name, err, got.GetAnnotations())
+		}
+		time.Sleep(100 * time.Millisecond) // the API server's informer has no event for us: poll, bounded
+	}
+}
