@@ -118,6 +118,60 @@ func TestOnFailureRestartsMainInPlace(t *testing.T) {
 	}
 }
 
+// TestOnFailureLivenessProbeRestart (issue 12.2): under restartPolicy
+// OnFailure a failed liveness probe makes the kubelet send TERM to the main
+// container alone, then restart it. job-signal passes the TERM on and
+// records the attempt as failed; the sidecar must take it for what it is,
+// a failed attempt, and stay up for the next one (its restart count stays
+// 0, no stop signal reaches it), instead of stopping as if the Pod were
+// going away.
+func TestOnFailureLivenessProbeRestart(t *testing.T) {
+	t.Parallel()
+	s := newSpace(t, "liveness")
+	w := oneSidecar("liveness", `n=$(cat /scratch/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /scratch/n; echo attempt $n
+if [ $n -ge 2 ]; then touch /scratch/alive; echo main done; exit 0; fi
+trap 'echo main got TERM; exit 143' TERM; while true; do sleep 1 & wait $!; done`)
+	w.restartPolicy = corev1.RestartPolicyOnFailure
+	w.mainFlags = []string{"--restart-policy=OnFailure"}
+	w.volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	job := w.job()
+	job.Spec.BackoffLimit = ptr.To(int32(3))
+	main := &job.Spec.Template.Spec.Containers[0]
+	main.LivenessProbe = &corev1.Probe{
+		ProbeHandler:        corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"cat", "/scratch/alive"}}},
+		InitialDelaySeconds: 1, PeriodSeconds: 1, FailureThreshold: 1, TimeoutSeconds: 1,
+	}
+	_, pods := s.run(job, completeWithOnePod, 4*time.Minute)
+	expectPhase(t, pods[0], corev1.PodSucceeded)
+	expectExits(t, pods[0], nil)
+	if c := containerStatus(pods[0], "main"); c.RestartCount != 1 {
+		t.Errorf("main restarted %d times, want 1 (after the probe's kill): %s", c.RestartCount, podSummary(pods[0]))
+	}
+	if _, ok := s.pods.first(pods[0].UID, func(p *corev1.Pod) bool {
+		c := containerStatus(p, "main")
+		return c != nil && c.LastTerminationState.Terminated != nil && c.LastTerminationState.Terminated.ExitCode == 143
+	}); !ok {
+		t.Errorf("the watch never showed main's first attempt ending with 143 (killed by the probe's TERM)")
+	}
+	if c := containerStatus(pods[0], "sidecar"); c.RestartCount != 0 {
+		t.Errorf("the sidecar restarted %d times, want 0", c.RestartCount)
+	}
+	expectLog(t, s, pods[0].Name, "main", "main got TERM")
+	sidecarLog := s.logs(pods[0].Name, "sidecar")
+	if n := strings.Count(sidecarLog, "staying up for the next attempt"); n != 1 {
+		t.Errorf("sidecar-watch logged 'staying up for the next attempt' %d times, want 1:\n%s", n, sidecarLog)
+	}
+	stops := 0 // the sidecar's own line on TERM (its command, logged too, holds the words)
+	for _, line := range strings.Split(sidecarLog, "\n") {
+		if strings.TrimSpace(line) == "sidecar stopping" {
+			stops++
+		}
+	}
+	if strings.Contains(sidecarLog, "job done and Pod terminating") || stops != 1 {
+		t.Errorf("the sidecar was stopped by the probe's TERM, or more than once:\n%s", sidecarLog)
+	}
+}
+
 // TestActiveDeadline (case 6): activeDeadlineSeconds shorter than main. The
 // Job fails with DeadlineExceeded, the controller deletes the Pod, every
 // container stops (main by TERM through job-signal: 143) and nothing is

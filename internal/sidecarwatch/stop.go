@@ -21,7 +21,7 @@ func (s *watch) stop(why string) error {
 	s.sidecar.cancelProbe()
 	s.sidecar.restartAt = nil
 	if len(s.cfg.stopAfter) > 0 {
-		s.log.Info("stopping the sidecar once its --stop-after sidecars have stopped", "why", why)
+		s.log.Info("stopping the sidecar", "why", why, "stopAfter", s.cfg.stopAfter)
 		s.state.Phase = signalfs.SidecarStopping
 		s.write()
 		s.waitStopAfter()
