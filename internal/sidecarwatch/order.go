@@ -70,6 +70,11 @@ func (s *watch) pendingAfter() ([]string, error) {
 		v := s.dir.Sidecar(name)
 		switch {
 		case v.Ready():
+		case v.Condition == signalfs.SidecarIsStopped && v.State.Terminating:
+			// It got the Pod's TERM before we handled ours: the Pod is
+			// going away, as at the ready gate.
+			s.terminating = true
+			return nil, errStopBeforeStart{fmt.Sprintf("the Pod is terminating (sidecar %s stopped for it)", name)}
 		case v.NeverReady():
 			return nil, fmt.Errorf("--after: sidecar %s will not become ready (%s)", name, v.Why(s.cfg.Dir))
 		default:
