@@ -11,6 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/job-signal/job-signal/internal/fake"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -53,7 +54,7 @@ func (b *bench) floorOnce(run, sidecars int) (first, last time.Duration, err err
 	for i := 0; i < sidecars; i++ {
 		name := fmt.Sprintf("s%d", i)
 		ready := filepath.Join(stamps, name+".ready")
-		p, err := start(b.path("workload"), "-role", "sidecar", "-term-file", filepath.Join(stamps, name), "-ready-file", ready)
+		p, err := start(b.path("fake"), "-events", filepath.Join(stamps, name), "-touch", ready, "-on-stop", "exit:0")
 		if err != nil {
 			return 0, 0, err
 		}
@@ -63,7 +64,7 @@ func (b *bench) floorOnce(run, sidecars int) (first, last time.Duration, err err
 		}
 	}
 	exitStamp := filepath.Join(stamps, "job-exit")
-	job, err := start(b.path("workload"), "-role", "job", "-exit-file", exitStamp)
+	job, err := start(b.path("fake"), "-events", exitStamp, "-exit", "0")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -82,16 +83,16 @@ func (b *bench) floorOnce(run, sidecars int) (first, last time.Duration, err err
 	return spread(stamps, exitStamp, names)
 }
 
-// spread reads the job's exit stamp and the sidecars' stop stamps, and
+// spread reads the job's exit and the sidecars' stop events, and
 // returns the latency to the first and to the last.
 func spread(stamps, exitStamp string, names []string) (first, last time.Duration, err error) {
-	exited, err := readStamp(exitStamp)
+	exited, err := fake.FirstOf(exitStamp, "exit")
 	if err != nil {
 		return 0, 0, err
 	}
 	var firstAt, lastAt time.Time
 	for _, name := range names {
-		t, err := readStamp(filepath.Join(stamps, name))
+		t, err := fake.FirstOf(filepath.Join(stamps, name), "stop")
 		if err != nil {
 			return 0, 0, err
 		}
@@ -154,7 +155,7 @@ func (b *bench) chainOnce(run, sidecars int) (time.Duration, error) {
 		if i+1 < sidecars {
 			args = append(args, "--stop-after", fmt.Sprintf("s%d", i+1))
 		}
-		args = append(args, "--", b.path("workload"), "-role", "sidecar", "-term-file", filepath.Join(stamps, name), "-ready-file", ready)
+		args = append(args, "--", b.path("fake"), "-events", filepath.Join(stamps, name), "-touch", ready, "-on-stop", "exit:0")
 		p, err := start(b.path("sidecar-watch"), args...)
 		if err != nil {
 			return 0, err
@@ -165,7 +166,7 @@ func (b *bench) chainOnce(run, sidecars int) (time.Duration, error) {
 		return 0, err
 	}
 	exitStamp := filepath.Join(stamps, "job-exit")
-	jobArgs := append(append([]string{"--dir", dirPath}, quiet...), "--", b.path("workload"), "-role", "job", "-exit-file", exitStamp)
+	jobArgs := append(append([]string{"--dir", dirPath}, quiet...), "--", b.path("fake"), "-events", exitStamp, "-exit", "0")
 	job, err := start(b.path("job-signal"), jobArgs...)
 	if err != nil {
 		return 0, err
@@ -178,11 +179,11 @@ func (b *bench) chainOnce(run, sidecars int) (time.Duration, error) {
 			return 0, fmt.Errorf("sidecar-watch: %w", err)
 		}
 	}
-	exited, err := readStamp(exitStamp)
+	exited, err := fake.FirstOf(exitStamp, "exit")
 	if err != nil {
 		return 0, err
 	}
-	head, err := readStamp(filepath.Join(stamps, "s0"))
+	head, err := fake.FirstOf(filepath.Join(stamps, "s0"), "stop")
 	if err != nil {
 		return 0, err
 	}

@@ -6,8 +6,8 @@
 // native sidecars, and what the admission webhook adds to Pod creation. Run
 // it with `make bench`.
 //
-// Every timed moment is taken inside the processes involved (the workload
-// in bench/workload writes Unix-nanosecond stamps), so the harness's own
+// Every timed moment is taken inside the processes involved (the fake
+// workload, internal/fake, records Unix-nanosecond events), so the harness's own
 // scheduling is not part of the numbers.
 package main
 
@@ -114,7 +114,7 @@ func (b *bench) runs(n int) int { return max(int(float64(n)*b.scale), 5) }
 func (b *bench) build() error {
 	fmt.Fprintln(os.Stderr, "bench: building stripped binaries")
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", b.bin+"/",
-		"./cmd/job-signal", "./cmd/sidecar-watch", "./bench/workload")
+		"./cmd/job-signal", "./cmd/sidecar-watch", "./internal/fake/cmd/fake")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd.Run()

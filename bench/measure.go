@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/job-signal/job-signal/internal/fake"
+	"github.com/job-signal/job-signal/internal/procfs"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -68,18 +69,6 @@ func until(what string, check func() bool) error {
 	return nil
 }
 
-func readStamp(path string) (time.Time, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return time.Time{}, err
-	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return time.Unix(0, ns), nil
-}
-
 func allReady(dir *signalfs.Dir, names []string) bool {
 	for _, n := range names {
 		s, found, err := dir.ReadSidecar(n)
@@ -90,8 +79,8 @@ func allReady(dir *signalfs.Dir, names []string) bool {
 	return true
 }
 
-// stopLatency measures job exit to stop signal: the job's workload stamps
-// the moment before it exits, each sidecar's workload the moment SIGTERM
+// stopLatency measures job exit to stop signal: the job's fake records
+// the moment before it exits, each sidecar's fake the moment SIGTERM
 // arrives; the latency of a run is to the last sidecar's stamp.
 func (b *bench) stopLatency(sidecars int, poll bool, runs int) error {
 	mode := "inotify"
@@ -157,11 +146,11 @@ func (b *bench) stopOnce(run, sidecars int, poll bool) (first, last time.Duratio
 	for i := 0; i < sidecars; i++ {
 		name := fmt.Sprintf("s%d", i)
 		names = append(names, name)
-		// Ready once the workload catches SIGTERM: a sidecar stopped before
+		// Ready once the fake catches SIGTERM: a sidecar stopped before
 		// that would die without stamping.
 		ready := filepath.Join(stamps, name+".ready")
 		args := append(append([]string{"--name", name, "--ready-file", ready, "--ready-interval", "10ms"}, common...), "--",
-			b.path("workload"), "-role", "sidecar", "-term-file", filepath.Join(stamps, name), "-ready-file", ready)
+			b.path("fake"), "-events", filepath.Join(stamps, name), "-touch", ready, "-on-stop", "exit:0")
 		p, err := start(b.path("sidecar-watch"), args...)
 		if err != nil {
 			return 0, 0, err
@@ -172,7 +161,7 @@ func (b *bench) stopOnce(run, sidecars int, poll bool) (first, last time.Duratio
 		return 0, 0, err
 	}
 	exitStamp := filepath.Join(stamps, "job-exit")
-	job, err := start(b.path("job-signal"), append(common, "--", b.path("workload"), "-role", "job", "-exit-file", exitStamp)...)
+	job, err := start(b.path("job-signal"), append(common, "--", b.path("fake"), "-events", exitStamp, "-exit", "0")...)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -223,12 +212,12 @@ func (b *bench) readyOnce(run int, interval string) (time.Duration, error) {
 	common := append([]string{"--dir", dirPath}, quiet...)
 	delay := time.Duration(rand.IntN(300)) * time.Millisecond
 	sc, err := start(b.path("sidecar-watch"), append(append([]string{"--name", "proxy", "--ready-tcp", addr, "--ready-interval", interval}, common...),
-		"--", b.path("workload"), "-role", "sidecar", "-listen", addr, "-listen-after", delay.String(), "-open-file", opened)...)
+		"--", b.path("fake"), "-listen", addr, "-ready-delay", delay.String(), "-events", opened, "-on-stop", "exit:0")...)
 	if err != nil {
 		return 0, err
 	}
 	job, err := start(b.path("job-signal"), append(append([]string{"--wait-for", "proxy"}, common...),
-		"--", b.path("workload"), "-role", "job", "-start-file", jobStart)...)
+		"--", b.path("fake"), "-events", jobStart, "-exit", "0")...)
 	if err != nil {
 		return 0, err
 	}
@@ -238,11 +227,11 @@ func (b *bench) readyOnce(run int, interval string) (time.Duration, error) {
 	if err := sc.wait(); err != nil {
 		return 0, fmt.Errorf("sidecar-watch: %w", err)
 	}
-	o, err := readStamp(opened)
+	o, err := fake.FirstOf(opened, "ready") // just before the port opens
 	if err != nil {
 		return 0, err
 	}
-	s, err := readStamp(jobStart)
+	s, err := fake.FirstOf(jobStart, "start")
 	if err != nil {
 		return 0, err
 	}
@@ -361,12 +350,12 @@ func (b *bench) idle() error {
 		if poll {
 			common = append(common, "--poll", "--poll-interval", "250ms")
 		}
-		sc, err := start(b.path("sidecar-watch"), append(append([]string{"--name", "idle"}, common...), "--", b.path("workload"), "-role", "sidecar")...)
+		sc, err := start(b.path("sidecar-watch"), append(append([]string{"--name", "idle"}, common...), "--", b.path("fake"))...)
 		if err != nil {
 			return err
 		}
-		// The job: a workload that waits for SIGTERM.
-		job, err := start(b.path("job-signal"), append(common, "--", b.path("workload"), "-role", "sidecar")...)
+		// The job: a fake that waits for SIGTERM.
+		job, err := start(b.path("job-signal"), append(common, "--", b.path("fake"))...)
 		if err != nil {
 			return err
 		}
@@ -422,37 +411,12 @@ type procStat struct {
 // of every thread, and reads VmRSS.
 func readProcStat(pid int) procStat {
 	var ps procStat
-	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		s := string(data)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		// Fields after the command name start at field 3 (state); utime
-		// and stime are fields 14 and 15.
-		ut, _ := strconv.Atoi(fields[11])
-		st, _ := strconv.Atoi(fields[12])
-		ps.ticks = ut + st
+	if st, err := procfs.ReadStat(pid); err == nil {
+		ps.ticks = int(st.UTime + st.STime)
 	}
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
-	for _, t := range tasks {
-		ps.switches += statusField(t, "voluntary_ctxt_switches") + statusField(t, "nonvoluntary_ctxt_switches")
-	}
-	ps.rssKiB = statusField(fmt.Sprintf("/proc/%d/status", pid), "VmRSS")
+	ps.switches = procfs.ContextSwitches(pid)
+	ps.rssKiB, _ = procfs.StatusValue(pid, "VmRSS")
 	return ps
-}
-
-func statusField(path, key string) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && k == key {
-			n, _ := strconv.Atoi(strings.Fields(v)[0])
-			return n
-		}
-	}
-	return 0
 }
 
 func (b *bench) sizes() error {

@@ -72,9 +72,9 @@ const method = `
 
 - Binaries are built as released: ` + "`CGO_ENABLED=0 go build -trimpath -ldflags '-s -w'`" + `.
 - The shared directory is on /dev/shm, a tmpfs like an emptyDir with ` + "`medium: Memory`" + `.
-- Moments are stamped inside the processes (bench/workload writes Unix nanoseconds to a file): the job's
-  workload just before it exits, each sidecar's workload when SIGTERM arrives, the sidecar's workload when its
-  port is open, the job's workload when it starts. The harness only starts processes and waits for them.
+- Moments are stamped inside the processes (the fake workload, internal/fake, records Unix nanoseconds in a
+  file): the job's fake just before it exits, each sidecar's fake when SIGTERM arrives, the sidecar's fake just
+  before it opens its port, the job's fake when it starts. The harness only starts processes and waits for them.
 - Stop latency: sidecars are started and ready before the job starts; the run's latency is from the job's exit
   to the last sidecar's SIGTERM. Each run uses a fresh directory and fresh processes.
 - Ready gate: the sidecar opens its port after a random 0–300 ms start-up, so the opening falls anywhere in the

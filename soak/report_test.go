@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/job-signal/job-signal/soak/procfs"
+	"github.com/job-signal/job-signal/internal/fake"
+	"github.com/job-signal/job-signal/internal/procfs"
 )
 
 // logTail bounds how much of each process's output a report shows: the end
@@ -54,19 +55,19 @@ func (l *lifecycle) report(o *outcome) string {
 	recs, _ := filepath.Glob(l.path("rec", "*.log"))
 	for _, p := range recs {
 		fmt.Fprintf(&b, "--- %s\n", filepath.Base(p))
-		events, _ := readEvents(p)
+		events, _ := fake.ReadEvents(p)
 		for _, e := range events {
-			fmt.Fprintf(&b, "%s %s %s\n", l.rel(e.at), e.kind, e.detail)
+			fmt.Fprintf(&b, "%s %s %s\n", l.rel(e.At), e.Kind, e.Detail)
 		}
 	}
-	b.WriteString("=== processes the workloads became (NAME PID STARTTIME: now)\n")
-	pids, _ := readPIDs(l.path("pids"))
+	b.WriteString("=== processes the fakes became (NAME PID STARTTIME: now)\n")
+	pids, _ := fake.ReadPIDs(l.path("pids"))
 	for _, p := range pids {
 		state := "gone"
-		if procfs.Running(p.pid, p.start) {
-			state = procfs.Describe(p.pid)
+		if p.Running() {
+			state = procfs.Describe(p.PID)
 		}
-		fmt.Fprintf(&b, "%s %d %d: %s\n", p.name, p.pid, p.start, state)
+		fmt.Fprintf(&b, "%s %d %d: %s\n", p.Name, p.PID, p.StartTime, state)
 	}
 	b.WriteString("=== --dir files\n")
 	entries, _ := os.ReadDir(l.dir)
@@ -89,4 +90,34 @@ func tail(path string) string {
 		data = append([]byte("...\n"), data[len(data)-logTail:]...)
 	}
 	return string(data)
+}
+
+// String describes the scenario for a failure report.
+func (sc *scenario) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lifecycle %d, seed %d (replay: SOAK_SEED=%d SOAK_LIFECYCLES=1), kind %s, restart-policy %s, wait-for %v, pre-created dir %v, --dir from env %v\n",
+		sc.Index, sc.Seed, sc.Seed, sc.Kind, sc.RestartPolicy, sc.WaitFor, sc.PreCreateDir, sc.DirFromEnv)
+	if sc.Kind == kindTermination || sc.Kind == kindTermRestart {
+		what, from := "Pod termination", "COMMAND started"
+		if sc.Kind == kindTermRestart {
+			what = "SIGTERM to attempt 1's job-signal alone"
+		}
+		if sc.TermEarly {
+			from = "job-signal started"
+		}
+		fmt.Fprintf(&b, "  %s %s after %s\n", what, sc.TermAfter, from)
+	}
+	if sc.FullAtStart {
+		b.WriteString("  the directory is filled before job-signal starts\n")
+	}
+	if sc.StopKill != "" {
+		fmt.Fprintf(&b, "  sidecar %s's container is SIGKILLed while it stops\n", sc.StopKill)
+	}
+	for i, a := range sc.Attempts {
+		fmt.Fprintf(&b, "  attempt %d: %+v\n", i+1, a)
+	}
+	for _, s := range sc.Sidecars {
+		fmt.Fprintf(&b, "  sidecar %+v\n", *s)
+	}
+	return b.String()
 }

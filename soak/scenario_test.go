@@ -3,10 +3,8 @@
 package soak
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -17,6 +15,11 @@ const (
 	kindOOM         = "oom"         // job-signal and COMMAND SIGKILLed together
 	kindTermination = "termination" // Pod deleted: SIGTERM to every container
 	kindOnFailure   = "onfailure"   // OnFailure: a failed attempt, then a good one
+	// The faults of faults_test.go:
+	kindFull        = "full"        // the directory is full (a small tmpfs; root only)
+	kindTermRestart = "termrestart" // OnFailure: TERM to job-signal alone, then a good attempt
+	kindStopKill    = "stopkill"    // a --stop-after sidecar's container SIGKILLed while stopping
+	kindEarlyKill   = "earlykill"   // job-signal SIGKILLed in its first milliseconds
 )
 
 var kinds = []struct {
@@ -24,12 +27,13 @@ var kinds = []struct {
 	weight int
 }{
 	{kindExit, 30}, {kindSignal, 15}, {kindOOM, 15}, {kindTermination, 20}, {kindOnFailure, 20},
+	{kindFull, 14}, {kindTermRestart, 12}, {kindStopKill, 12}, {kindEarlyKill, 16},
 }
 
 // sidecarNames are DNS labels, as --name requires.
 var sidecarNames = []string{"proxy", "auth", "agent", "logs", "metrics", "vault"}
 
-// sidecar is one sidecar-watch and the workload it runs.
+// sidecar is one sidecar-watch and the fake it runs.
 type sidecar struct {
 	Name       string
 	Ready      string // "", "file" or "tcp"
@@ -37,18 +41,21 @@ type sidecar struct {
 	After      []string // --after: start order
 	StopAfter  []string // --stop-after: stop order
 	StopSignal string   // as passed to --stop-signal
-	Signal     string   // the same without any SIG prefix, for the workload
-	OnStop     string   // workload: exit, raise or ignore
+	Signal     string   // the same without any SIG prefix, for the fake
+	OnStop     string   // the fake's -on-stop: exit (with StopCode), die or ignore
 	StopCode   int
 	Crashes    int // the first runs crash at once...
 	CrashCode  int // ...with this code
 	Never      bool
 	Grandchild bool
-	Quit       string // "" (no --quit-url), or the workload's answer: exit, ignore, fail
+	Quit       string // "" (no --quit-url), or the fake's answer: exit, ignore, fail
 	Grace      time.Duration
-	Subreaper  bool
-	Poll       bool
-	StartDelay time.Duration
+	// StopAfterTimeout is --stop-after-timeout when not 0 (the default,
+	// 30s, otherwise).
+	StopAfterTimeout time.Duration
+	Subreaper        bool
+	Poll             bool
+	StartDelay       time.Duration
 	// Late sidecars start only after the job's last attempt has ended:
 	// they must find the done marker already there.
 	Late bool
@@ -70,9 +77,17 @@ type attempt struct {
 	OOM       bool
 	OOMEarly  bool
 	OOMAfter  time.Duration
-	TermCode  int // termination: COMMAND exits with this code on SIGTERM
+	TermCode  int // termination, TermAlone: COMMAND exits with this code on SIGTERM (-1: dies of it)
 	Poll      bool
 	Subreaper bool
+	// TermAlone: SIGTERM to this job-signal alone (a failed liveness
+	// probe), at the scenario's TermEarly and TermAfter.
+	TermAlone bool
+	// Fill: COMMAND fills the directory before it ends.
+	Fill bool
+	// FreeSpace: the harness frees the directory's space before this
+	// attempt.
+	FreeSpace bool
 }
 
 // scenario is everything random about one lifecycle. It is a function of
@@ -91,6 +106,10 @@ type scenario struct {
 	// COMMAND started, or, with TermEarly, after job-signal started.
 	TermEarly bool
 	TermAfter time.Duration
+	// FullAtStart: the directory is filled before job-signal starts.
+	FullAtStart bool
+	// StopKill is the sidecar whose container is SIGKILLed while it stops.
+	StopKill string
 }
 
 func (sc *scenario) sidecar(name string) *sidecar {
@@ -102,20 +121,26 @@ func (sc *scenario) sidecar(name string) *sidecar {
 	return nil
 }
 
-// newScenario draws a lifecycle from seed.
-func newScenario(index int, seed uint64) *scenario {
+// newScenario draws a lifecycle from seed; kindFull only when canMount.
+func newScenario(index int, seed uint64, canMount bool) *scenario {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	sc := &scenario{Index: index, Seed: seed, RestartPolicy: "Never"}
-	sc.Kind = pickKind(r)
-	sc.PreCreateDir = r.IntN(2) == 0
+	sc.Kind = pickKind(r, canMount)
+	sc.PreCreateDir = r.IntN(2) == 0 || sc.Kind == kindFull // a mount point
 	sc.DirFromEnv = r.IntN(4) == 0
 	n := r.IntN(7)
+	if sc.Kind == kindStopKill {
+		n = 2 + r.IntN(5) // the one killed and one that waits for it
+	}
 	names := slices.Clone(sidecarNames)
 	r.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 	for i := range n {
 		sc.Sidecars = append(sc.Sidecars, newSidecar(r, names[i], sc.Kind))
 	}
 	addEdges(r, sc)
+	if sc.Kind == kindStopKill {
+		chooseStopKill(r, sc)
+	}
 	for _, s := range sc.Sidecars {
 		if reliable(s) && r.IntN(2) == 0 {
 			sc.WaitFor = append(sc.WaitFor, s.Name)
@@ -125,17 +150,23 @@ func newScenario(index int, seed uint64) *scenario {
 	return sc
 }
 
-func pickKind(r *rand.Rand) string {
+func pickKind(r *rand.Rand, canMount bool) string {
+	weight := func(name string, w int) int {
+		if name == kindFull && !canMount {
+			return 0
+		}
+		return w
+	}
 	total := 0
 	for _, k := range kinds {
-		total += k.weight
+		total += weight(k.name, k.weight)
 	}
 	n := r.IntN(total)
 	for _, k := range kinds {
-		if n < k.weight {
+		if n < weight(k.name, k.weight) {
 			return k.name
 		}
-		n -= k.weight
+		n -= weight(k.name, k.weight)
 	}
 	panic("unreachable")
 }
@@ -157,7 +188,7 @@ func newSidecar(r *rand.Rand, name, kind string) *sidecar {
 	if r.IntN(3) == 0 {
 		s.StopSignal = "SIG" + s.Signal // both spellings are documented
 	}
-	s.OnStop = []string{"exit", "exit", "raise", "raise", "ignore"}[r.IntN(5)]
+	s.OnStop = []string{"exit", "exit", "die", "die", "ignore"}[r.IntN(5)]
 	s.StopCode = r.IntN(4)
 	if r.IntN(5) == 0 {
 		s.Crashes, s.CrashCode = 1+r.IntN(3), 1+r.IntN(4)
@@ -170,8 +201,9 @@ func newSidecar(r *rand.Rand, name, kind string) *sidecar {
 	s.Subreaper = r.IntN(10) < 7
 	s.Poll = r.IntN(10) == 0
 	// A kubelet starts no container in a Pod being deleted, so late
-	// starts belong to the other kinds.
-	s.Late = kind != kindTermination && r.IntN(10) == 0
+	// starts belong to the other kinds. Where the job waits for the
+	// sidecars to have started (startSidecarsFirst), none is late.
+	s.Late = kind != kindTermination && !startSidecarsFirst(kind) && r.IntN(10) == 0
 	return s
 }
 
@@ -234,33 +266,25 @@ func newAttempts(r *rand.Rand, sc *scenario) []attempt {
 		default:
 			a.Exit = 1 + r.IntN(5)
 		}
-		second := attempt{Delay: ms(r, 100), Run: ms(r, 200), Poll: r.IntN(10) == 0, Subreaper: r.IntN(10) < 3}
-		return []attempt{a, second}
+		return []attempt{a, secondAttempt(r)}
+	case kindFull:
+		return fullAttempts(r, sc, a)
+	case kindTermRestart:
+		return termRestartAttempts(r, sc, a)
+	case kindStopKill:
+		a.Exit = r.IntN(6)
+	case kindEarlyKill:
+		return earlyKillAttempts(r, sc, a)
 	}
 	return []attempt{a}
 }
 
-// jobSignals are the signals COMMAND may die by (the Go runtime dies of
-// these when it raises them itself; see the workload).
-var jobSignals = []string{"KILL", "TERM", "INT", "HUP"}
-
-// String describes the scenario for a failure report.
-func (sc *scenario) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "lifecycle %d, seed %d (replay: SOAK_SEED=%d SOAK_LIFECYCLES=1), kind %s, restart-policy %s, wait-for %v, pre-created dir %v, --dir from env %v\n",
-		sc.Index, sc.Seed, sc.Seed, sc.Kind, sc.RestartPolicy, sc.WaitFor, sc.PreCreateDir, sc.DirFromEnv)
-	if sc.Kind == kindTermination {
-		from := "COMMAND started"
-		if sc.TermEarly {
-			from = "job-signal started"
-		}
-		fmt.Fprintf(&b, "  Pod termination %s after %s\n", sc.TermAfter, from)
-	}
-	for i, a := range sc.Attempts {
-		fmt.Fprintf(&b, "  attempt %d: %+v\n", i+1, a)
-	}
-	for _, s := range sc.Sidecars {
-		fmt.Fprintf(&b, "  sidecar %+v\n", *s)
-	}
-	return b.String()
+// secondAttempt is an attempt after a failed one under OnFailure: it
+// succeeds.
+func secondAttempt(r *rand.Rand) attempt {
+	return attempt{Delay: ms(r, 100), Run: ms(r, 200), Poll: r.IntN(10) == 0, Subreaper: r.IntN(10) < 3}
 }
+
+// jobSignals are the signals COMMAND may die by (the Go runtime dies of
+// these when it raises them itself; see internal/fake).
+var jobSignals = []string{"KILL", "TERM", "INT", "HUP"}

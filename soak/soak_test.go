@@ -13,10 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/job-signal/job-signal/soak/procfs"
+	"github.com/job-signal/job-signal/internal/procfs"
 )
 
 // config is read from the environment (see README.md).
@@ -25,6 +26,32 @@ type config struct {
 	seed       uint64
 	parallel   int
 	keep       bool // keep every lifecycle's files, not only failed ones
+	// canMount: the soak runs as root in a mount namespace of its own
+	// (TestMain), where the full-directory lifecycles mount their tmpfs.
+	canMount bool
+	// product, if set, is a directory with the job-signal and
+	// sidecar-watch to soak instead of those built from ./cmd (an older
+	// build, to show that the soak finds what it fixed).
+	product string
+}
+
+// inMountNS is set in the soak's environment once TestMain has re-run it
+// in a mount namespace of its own.
+const inMountNS = "JOB_SIGNAL_SOAK_MOUNT_NS"
+
+// TestMain re-runs the soak, as root, in a private mount namespace
+// (unshare execs it in place: same PID, same output), so that the tmpfs
+// mounts of the full-directory lifecycles are nobody else's business and
+// vanish with the soak, whatever becomes of it.
+func TestMain(m *testing.M) {
+	if os.Getuid() == 0 && os.Getenv(inMountNS) == "" {
+		if unshare, err := exec.LookPath("unshare"); err == nil {
+			args := append([]string{"unshare", "--mount", "--propagation", "private", "--"}, os.Args...)
+			err := syscall.Exec(unshare, args, append(os.Environ(), inMountNS+"=1"))
+			fmt.Fprintf(os.Stderr, "soak: cannot re-run in a mount namespace of its own (%v): no full-directory lifecycles\n", err)
+		}
+	}
+	os.Exit(m.Run())
 }
 
 func readConfig(t *testing.T) config {
@@ -44,6 +71,10 @@ func readConfig(t *testing.T) config {
 		}
 	}
 	c.keep = os.Getenv("SOAK_KEEP") != ""
+	if c.product = os.Getenv("SOAK_PRODUCT"); c.product != "" && !filepath.IsAbs(c.product) {
+		t.Fatalf("SOAK_PRODUCT=%q: give an absolute directory", c.product)
+	}
+	c.canMount = os.Getuid() == 0 && os.Getenv(inMountNS) == "1"
 	if c.lifecycles < 1 || c.parallel < 1 {
 		t.Fatalf("SOAK_LIFECYCLES and SOAK_PARALLEL must be at least 1")
 	}
@@ -56,11 +87,14 @@ func TestSoak(t *testing.T) {
 	cfg := readConfig(t)
 	t.Logf("soak: seed %d, %d lifecycles, %d at a time; replay all with SOAK_SEED=%d SOAK_LIFECYCLES=%d",
 		cfg.seed, cfg.lifecycles, cfg.parallel, cfg.seed, cfg.lifecycles)
+	if !cfg.canMount {
+		t.Logf("soak: not root in a mount namespace of its own: no %q lifecycles (the same seed draws other scenarios as root)", kindFull)
+	}
 	tmp, err := os.MkdirTemp("", "job-signal-soak-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins := build(t, tmp)
+	bins := build(t, tmp, cfg.product)
 
 	begun := time.Now()
 	outcomes := make([]*outcome, cfg.lifecycles)
@@ -76,7 +110,7 @@ func TestSoak(t *testing.T) {
 			for i := range next {
 				// Lifecycle i's seed is seed+i: SOAK_SEED=that replays it
 				// alone as lifecycle 0.
-				sc := newScenario(i, cfg.seed+uint64(i))
+				sc := newScenario(i, cfg.seed+uint64(i), cfg.canMount)
 				scenarios[i], outcomes[i] = sc, runOne(t, sc, bins, tmp, cfg.keep)
 				progress.Lock()
 				finished++
@@ -106,19 +140,22 @@ func TestSoak(t *testing.T) {
 	}
 }
 
-// build compiles the pair from ./cmd (static, as the image ships them) and
-// the workload into dir.
-func build(t *testing.T, dir string) binaries {
+// build compiles the pair from ./cmd (static, as the image ships them),
+// unless product names a directory that has them, and the fake workload
+// into dir.
+func build(t *testing.T, dir, product string) binaries {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		t.Fatalf("go env GOMOD: %v", err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
 	bin := filepath.Join(dir, "bin")
-	for _, args := range [][]string{
-		{"build", "-trimpath", "-o", bin + "/", "./cmd/job-signal", "./cmd/sidecar-watch"},
-		{"build", "-trimpath", "-o", filepath.Join(bin, "workload"), "./soak/workload"},
-	} {
+	builds := [][]string{{"build", "-trimpath", "-o", filepath.Join(bin, "fake"), "./internal/fake/cmd/fake"}}
+	if product == "" {
+		builds = append(builds, []string{"build", "-trimpath", "-o", bin + "/", "./cmd/job-signal", "./cmd/sidecar-watch"})
+		product = bin
+	}
+	for _, args := range builds {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -127,9 +164,9 @@ func build(t *testing.T, dir string) binaries {
 		}
 	}
 	return binaries{
-		jobSignal:    filepath.Join(bin, "job-signal"),
-		sidecarWatch: filepath.Join(bin, "sidecar-watch"),
-		workload:     filepath.Join(bin, "workload"),
+		jobSignal:    filepath.Join(product, "job-signal"),
+		sidecarWatch: filepath.Join(product, "sidecar-watch"),
+		fake:         filepath.Join(bin, "fake"),
 	}
 }
 
@@ -138,6 +175,8 @@ func build(t *testing.T, dir string) binaries {
 func runOne(t *testing.T, sc *scenario, bins binaries, tmp string, keep bool) *outcome {
 	root := filepath.Join(tmp, fmt.Sprintf("lifecycle-%04d", sc.Index))
 	l := newLifecycle(sc, bins, root)
+	// After the report, which lists --dir's files.
+	defer l.unmount()
 	if err := l.run(); err != nil {
 		o := &outcome{}
 		o.failf("harness: %v", err)
@@ -151,6 +190,7 @@ func runOne(t *testing.T, sc *scenario, bins binaries, tmp string, keep bool) *o
 		t.Errorf("soak: lifecycle %d failed:\n%s", sc.Index, report)
 		return o
 	}
+	l.unmount()
 	if !keep {
 		os.RemoveAll(root)
 	}
@@ -214,6 +254,7 @@ func summarize(t *testing.T, cfg config, scenarios []*scenario, outcomes []*outc
 		t.Logf("soak summary: slowest to stop its sidecars: lifecycle %d (%s, SOAK_SEED=%d SOAK_LIFECYCLES=1)",
 			slowest, outcomes[slowest].allExited.Round(time.Millisecond), scenarios[slowest].Seed)
 	}
+	summarizeFaults(t, scenarios, outcomes)
 	var noteList []string
 	for n, count := range notes {
 		noteList = append(noteList, fmt.Sprintf("%d × %s", count, n))

@@ -1,4 +1,4 @@
-package scripttest
+package testscript
 
 import (
 	"errors"
@@ -54,7 +54,7 @@ func TestEarlyKill(t *testing.T) {
 			// Killed before its first entry: indistinguishable from a
 			// job-signal that never started. The sidecar keeps waiting.
 			before++
-			syscall.Kill(-sidecar.Process.Pid, syscall.SIGKILL)
+			killTree(sidecar.Process.Pid) // its fake too, which may not have written its PID yet
 			<-sidecarDone
 		case !exists(filepath.Join(dir, "job.lock")):
 			t.Fatalf("round %d (kill after %s): entries %v but no job.lock: a job-signal killed now strands the sidecars", i, delay, entries)

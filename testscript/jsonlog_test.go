@@ -1,4 +1,4 @@
-package scripttest
+package testscript
 
 import (
 	"bufio"

@@ -1,8 +1,8 @@
-// Package scripttest runs the command-line behaviour tests in testdata/:
-// one txtar script per behaviour, with job-signal, sidecar-watch and a
-// fake workload (fake_test.go) run as real processes, so signals, exit
+// Package testscript runs the command-line behaviour tests in testdata/:
+// one txtar script per behaviour, with job-signal, sidecar-watch and the
+// fake workload (internal/fake) run as real processes, so signals, exit
 // codes and process groups are real.
-package scripttest
+package testscript
 
 import (
 	"os"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/job-signal/job-signal/internal/fake"
 	"github.com/job-signal/job-signal/internal/jobsignal"
 	"github.com/job-signal/job-signal/internal/sidecarwatch"
 )
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"job-signal":    func() { os.Exit(jobsignal.MainOS()) },
 		"sidecar-watch": func() { os.Exit(sidecarwatch.MainOS()) },
-		"fake":          func() { os.Exit(fakeMain(os.Args[1:])) },
+		"fake":          func() { os.Exit(fake.Main(os.Args[1:])) },
 	})
 }
 

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/job-signal/job-signal/internal/procfs"
 )
 
 // GroupAlive reports whether process group pgid still has a live member.
@@ -30,21 +31,11 @@ func GroupAlive(pgid int) bool {
 }
 
 // liveIn reports whether pid is a live (not zombie) member of group pgid.
+// procfs.Fields only splits the line, the part with a catch; ReadStat
+// would parse fields sidecar-watch has no use for, and grow it more.
 func liveIn(pid, pgid int) bool {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false // gone since the listing
-	}
-	// "pid (comm) state ppid pgrp ...": comm may hold spaces and ")".
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return false
-	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 3 {
-		return false
-	}
-	group, err := strconv.Atoi(fields[2])
-	return err == nil && group == pgid && fields[0] != "Z"
+	// f[0] is the state, f[2] the process group (fields 3 and 5 of proc(5)).
+	f := procfs.Fields(data)
+	return err == nil && len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) // an error: gone since the listing
 }
