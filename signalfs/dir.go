@@ -4,7 +4,6 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -124,23 +123,50 @@ func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
 // blocking on a FIFO, and only if it is a regular file. A missing file
 // gives an error wrapping fs.ErrNotExist.
 func (d *Dir) openFile(name string, flag int) (*os.File, error) {
-	fd, err := openat(d.dirfd(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, filePerm)
-	if errors.Is(err, unix.ELOOP) {
-		return nil, fmt.Errorf("open %s: is a symlink; markers are never followed through links", d.join(name))
-	}
+	fd, err := d.openFD(name, flag)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: d.join(name), Err: err}
-	}
-	f := os.NewFile(uintptr(fd), d.join(name))
-	info, err := f.Stat()
-	if err == nil && !info.Mode().IsRegular() {
-		err = fmt.Errorf("open %s: not a regular file (%s)", d.join(name), info.Mode().Type())
-	}
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
-	return f, nil
+	return os.NewFile(uintptr(fd), d.join(name)), nil
+}
+
+// openFD is openFile as a bare descriptor, for the reads that every event
+// causes: an *os.File costs a finalizer, an fcntl and an attempt to add a
+// regular file to the poller, on a path where every sidecar-watch of the
+// Pod wakes at once.
+func (d *Dir) openFD(name string, flag int) (int, error) {
+	fd, err := openat(d.dirfd(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, filePerm)
+	if errors.Is(err, unix.ELOOP) {
+		return -1, fmt.Errorf("open %s: is a symlink; markers are never followed through links", d.join(name))
+	}
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: d.join(name), Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, &fs.PathError{Op: "stat", Path: d.join(name), Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return -1, fmt.Errorf("open %s: not a regular file (%s)", d.join(name), fileType(st.Mode))
+	}
+	return fd, nil
+}
+
+// fileType names the type in a stat mode, for errors.
+func fileType(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	}
+	return "not a file"
 }
 
 // exists reports whether name is in the directory (whatever it is).
@@ -153,19 +179,30 @@ func (d *Dir) exists(name string) bool {
 // blocking on FIFOs, and refuses anything that is not a small regular file.
 // A missing file returns an error wrapping fs.ErrNotExist.
 func (d *Dir) readMarker(name string) ([]byte, error) {
-	f, err := d.openFile(name, os.O_RDONLY)
+	fd, err := d.openFD(name, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxMarkerSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", d.join(name), err)
+	defer unix.Close(fd)
+	buf := make([]byte, MaxMarkerSize+1)
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", d.join(name), err)
+		}
+		if m == 0 {
+			break
+		}
+		n += m
 	}
-	if len(data) > MaxMarkerSize {
+	if n > MaxMarkerSize {
 		return nil, fmt.Errorf("read %s: %w: larger than %d bytes", d.join(name), ErrMalformed, MaxMarkerSize)
 	}
-	return data, nil
+	return buf[:n], nil
 }
 
 func (d *Dir) write(name string, v encoding.TextMarshaler) error {

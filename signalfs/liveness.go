@@ -25,22 +25,22 @@ func (s LockState) String() string {
 
 // lockState checks file's lock without blocking.
 func (d *Dir) lockState(file string) (LockState, error) {
-	f, err := d.openFile(file, os.O_RDONLY)
+	fd, err := d.openFD(file, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return LockAbsent, nil
 	}
 	if err != nil {
 		return LockUnknown, fmt.Errorf("check lock: %w", err)
 	}
-	defer f.Close()
-	err = flock(f, unix.LOCK_SH|unix.LOCK_NB)
+	defer unix.Close(fd)
+	err = flockFD(fd, unix.LOCK_SH|unix.LOCK_NB)
 	switch {
 	case errors.Is(err, unix.EWOULDBLOCK):
 		return LockHeld, nil
 	case err != nil:
-		return LockUnknown, fmt.Errorf("check lock %s: %w", f.Name(), err)
+		return LockUnknown, fmt.Errorf("check lock %s: %w", d.join(file), err)
 	}
-	flock(f, unix.LOCK_UN)
+	flockFD(fd, unix.LOCK_UN)
 	return LockFree, nil
 }
 

@@ -222,9 +222,11 @@ func noLocking(err error) bool {
 	return errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL)
 }
 
-func flock(f *os.File, how int) error {
+func flock(f *os.File, how int) error { return flockFD(int(f.Fd()), how) }
+
+func flockFD(fd, how int) error {
 	for {
-		err := unix.Flock(int(f.Fd()), how)
+		err := unix.Flock(fd, how)
 		if !errors.Is(err, unix.EINTR) {
 			return err
 		}
