@@ -221,13 +221,7 @@ func Report(program, format string, stderr io.Writer, err error) int {
 // logFormat is the log format the command line asks for, read before kong
 // could parse it.
 func (fl Flags) logFormat(args []string) string {
-	if f, ok := fl.Scan(args).Values["log-format"]; ok {
-		return f
-	}
-	if f := os.Getenv("JOB_SIGNAL_LOG_FORMAT"); f != "" {
-		return f
-	}
-	return "text"
+	return fl.Scan(args).Value("log-format", "JOB_SIGNAL_LOG_FORMAT", "text")
 }
 
 // ReportUsage reports a usage error found before kong ran, in the format

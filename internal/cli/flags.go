@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"time"
@@ -99,6 +100,18 @@ type Scanned struct {
 	// before any "--": kong takes it for a command or for COMMAND. Empty
 	// when there is none.
 	First string
+}
+
+// Value is a flag's value as kong will have it: the last one given, else
+// its environment variable's, else def.
+func (sc Scanned) Value(flag, env, def string) string {
+	if v, ok := sc.Values[flag]; ok {
+		return v
+	}
+	if v := os.Getenv(env); v != "" {
+		return v
+	}
+	return def
 }
 
 // Scan reads args (without the program name) as kong will. A flag that

@@ -34,11 +34,11 @@ func lockEarly(args []string) *early {
 		return e
 	}
 	sc := cliFlags.Scan(args)
-	dir, err := signalfs.Open(valueOf(sc.Values, "dir", "JOB_SIGNAL_DIR", signalfs.DefaultDir), false)
+	dir, err := signalfs.Open(sc.Value("dir", "JOB_SIGNAL_DIR", signalfs.DefaultDir), false)
 	if err != nil {
 		return e // made (or refused) after parsing, with a proper error
 	}
-	lock, err := dir.LockJob(valueOf(sc.Values, "restart-policy", "JOB_SIGNAL_RESTART_POLICY", signalfs.RestartNever))
+	lock, err := dir.LockJob(sc.Value("restart-policy", "JOB_SIGNAL_RESTART_POLICY", signalfs.RestartNever))
 	if err != nil {
 		dir.Close()
 		e.err = err
@@ -53,16 +53,6 @@ func dashes(args []string) int {
 		return i
 	}
 	return len(args)
-}
-
-func valueOf(values map[string]string, flag, env, def string) string {
-	if v, ok := values[flag]; ok {
-		return v
-	}
-	if v := os.Getenv(env); v != "" {
-		return v
-	}
-	return def
 }
 
 // take hands the lock to a run on path, or nothing when it was not taken

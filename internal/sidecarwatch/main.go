@@ -172,16 +172,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // never over a live sidecar-watch of that name.
 func recordUsageFailure(c *Cmd, args []string, cause error) {
 	sc := cli.FlagsOf(c).Scan(args)
-	name, dirPath := sc.Values["name"], sc.Values["dir"]
-	if name == "" {
-		name = os.Getenv("SIDECAR_WATCH_NAME")
-	}
-	if dirPath == "" {
-		dirPath = os.Getenv("JOB_SIGNAL_DIR")
-	}
-	if dirPath == "" {
-		dirPath = signalfs.DefaultDir
-	}
+	name := sc.Value("name", "SIDECAR_WATCH_NAME", "")
+	dirPath := sc.Value("dir", "JOB_SIGNAL_DIR", signalfs.DefaultDir)
 	if signalfs.ValidName(name) != nil {
 		return
 	}
