@@ -1,0 +1,234 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/job-signal/job-signal/signalfs"
+)
+
+// startup compares `job-signal -- true` with `true`, interleaved so that
+// machine noise hits both alike.
+func (b *bench) startup() error {
+	fmt.Fprintln(os.Stderr, "bench: start-up overhead")
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return err
+	}
+	dirPath := filepath.Join(b.work, "startup")
+	var plain, wrapped []time.Duration
+	timeRun := func(name string, args ...string) (time.Duration, error) {
+		t0 := time.Now()
+		cmd := exec.Command(name, args...)
+		cmd.Stderr = os.Stderr
+		err := cmd.Run()
+		return time.Since(t0), err
+	}
+	for i := 0; i < b.runs(400); i++ {
+		d, err := timeRun(truePath)
+		if err != nil {
+			return err
+		}
+		plain = append(plain, d)
+		d, err = timeRun(b.path("job-signal"), append(append([]string{"--dir", dirPath}, quiet...), "--", truePath)...)
+		if err != nil {
+			return fmt.Errorf("job-signal -- true: %w", err)
+		}
+		wrapped = append(wrapped, d)
+	}
+	hello, err := b.helloWorld()
+	if err != nil {
+		return err
+	}
+	var goOnly, parseOnly []time.Duration
+	for i := 0; i < b.runs(200); i++ {
+		d, err := timeRun(hello)
+		if err != nil {
+			return err
+		}
+		goOnly = append(goOnly, d)
+		d, err = timeRun(b.path("job-signal"), "version")
+		if err != nil {
+			return err
+		}
+		parseOnly = append(parseOnly, d)
+	}
+	p := newRow("start-up: `true` alone", plain)
+	p.reference = "kubexit: 0.8 ms"
+	g := newRow("start-up: an empty Go program", goOnly)
+	g.note = "the floor for any Go wrapper on this machine: runtime start-up and exit"
+	v := newRow("start-up: `job-signal version`", parseOnly)
+	v.note = "adds loading job-signal's 4 MB and its packages' initialisation, and kong building its model of the command line"
+	w := newRow("start-up: `job-signal -- true`", wrapped)
+	w.reference = "kubexit: 11.7 ms"
+	overhead := w.p50 - p.p50
+	w.target = "overhead < 3 ms"
+	w.check = func(row) (string, bool) {
+		return fmt.Sprintf("overhead %.2f ms (%.2f×)", ms(overhead), ratio(overhead, 3*time.Millisecond)), overhead < 3*time.Millisecond
+	}
+	w.note = "adds catching signals, the lock, reading and writing job.state three times, fork and exec of `true`, waiting for it"
+	b.rows = append(b.rows, p, g, v, w)
+	return nil
+}
+
+// helloWorld builds the smallest Go program, the floor of any Go wrapper's
+// start-up cost.
+func (b *bench) helloWorld() (string, error) {
+	dir := filepath.Join(b.work, "hello")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
+	out := filepath.Join(b.bin, "hello")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return out, cmd.Run()
+}
+
+// idle measures what a sidecar-watch costs while its job runs: CPU ticks
+// (the kernel's clock ticks, 10 ms each) and context switches of all its
+// threads over ten seconds, and its resident memory. job-signal, idle
+// around its running command, is measured alongside.
+func (b *bench) idle() error {
+	const window = 10 * time.Second
+	for _, poll := range []bool{false, true} {
+		mode := "inotify"
+		if poll {
+			mode = "polling 250ms"
+		}
+		fmt.Fprintln(os.Stderr, "bench: idle cost,", mode)
+		runDir := filepath.Join(b.work, "idle-"+mode[:4])
+		dirPath := filepath.Join(runDir, "signal")
+		dir, err := signalfs.Open(dirPath, true)
+		if err != nil {
+			return err
+		}
+		common := append([]string{"--dir", dirPath}, quiet...)
+		if poll {
+			common = append(common, "--poll", "--poll-interval", "250ms")
+		}
+		sc, err := start(b.path("sidecar-watch"), append(append([]string{"--name", "idle"}, common...), "--", b.path("fake"))...)
+		if err != nil {
+			return err
+		}
+		// The job: a fake that waits for SIGTERM.
+		job, err := start(b.path("job-signal"), append(common, "--", b.path("fake"))...)
+		if err != nil {
+			return err
+		}
+		if err := until("job running and sidecar ready", func() bool {
+			s, found, _ := dir.ReadJob()
+			return found && s.Phase == signalfs.JobRunning && allReady(dir, []string{"idle"})
+		}); err != nil {
+			return err
+		}
+		// Let start-up settle (GC, the first lock wait) before the window.
+		time.Sleep(time.Second)
+		before := []procStat{readProcStat(sc.cmd.Process.Pid), readProcStat(job.cmd.Process.Pid)}
+		time.Sleep(window)
+		after := []procStat{readProcStat(sc.cmd.Process.Pid), readProcStat(job.cmd.Process.Pid)}
+		for i, who := range []string{"sidecar-watch", "job-signal"} {
+			ticks := after[i].ticks - before[i].ticks
+			switches := after[i].switches - before[i].switches
+			r := row{name: fmt.Sprintf("idle %s (%s), 10 s", who, mode), runs: 1,
+				value: fmt.Sprintf("%d CPU ticks, %d context switches, RSS %.1f MiB", ticks, switches, float64(after[i].rssKiB)/1024)}
+			if who == "sidecar-watch" && !poll {
+				r.target = "0 ticks, RSS < 10 MiB"
+				r.reference = "kubexit: RSS 19.7 MB"
+				rss := after[i].rssKiB
+				r.check = func(row) (string, bool) {
+					return fmt.Sprintf("RSS %.2f×", float64(rss)/(10*1024)), ticks == 0 && rss < 10*1024
+				}
+			}
+			b.rows = append(b.rows, r)
+		}
+		job.cmd.Process.Signal(syscall.SIGTERM)
+		if err := job.wait(); err != nil && !isExit(err, 143) {
+			return fmt.Errorf("idle job: %w", err)
+		}
+		if err := sc.wait(); err != nil {
+			return fmt.Errorf("idle sidecar-watch: %w", err)
+		}
+		os.RemoveAll(runDir)
+	}
+	return nil
+}
+
+func (b *bench) sizes() error {
+	const limit = 6.6e6
+	for _, prog := range []string{"job-signal", "sidecar-watch"} {
+		info, err := os.Stat(b.path(prog))
+		if err != nil {
+			return err
+		}
+		size := info.Size()
+		b.rows = append(b.rows, row{name: "binary size: " + prog + " (stripped, static)", runs: 1,
+			value: fmt.Sprintf("%.2f MB", float64(size)/1e6), target: "< 6.6 MB", reference: "kubexit: 26.6 MB",
+			check: func(row) (string, bool) { return fmt.Sprintf("%.2f×", float64(size)/limit), float64(size) < limit }})
+	}
+	return nil
+}
+
+// cluster runs the e2e suite's side-by-side timing on its one-node
+// cluster: the same one-sidecar Job wrapped by job-signal or with a native
+// sidecar, in turns, judged by the real Job controller.
+func (b *bench) cluster() error {
+	rounds := b.runs(10)
+	output, err := b.e2eTest("Job completion on a real cluster", fmt.Sprintf("%d rounds each", rounds),
+		"TestJobCompletionOursVsNative", fmt.Sprintf("E2E_TIMING_ROUNDS=%d", rounds))
+	if err != nil || output == nil {
+		return err
+	}
+	for _, m := range []struct{ key, what, reference string }{
+		{"main_exit_to_Succeeded", "main exit to Pod Succeeded", "native on kubelet 1.34: 3.8–3.9 s"},
+		{"main_exit_to_Complete", "main exit to Job Complete", "native on kubelet 1.34: 4.8–4.9 s"},
+		{"create_to_Complete", "Job creation to Complete", ""},
+	} {
+		re := regexp.MustCompile(`compare ` + m.key + ` .*ours_ms=\[([0-9 ]+)\] native_ms=\[([0-9 ]+)\]`)
+		found := re.FindSubmatch(output)
+		if found == nil {
+			os.Stderr.Write(output)
+			return fmt.Errorf("e2e timing: no E2E_TIMING compare line for %s", m.key)
+		}
+		o := newRow("cluster: "+m.what+", job-signal", parseDurations(string(found[1]), time.Millisecond))
+		n := newRow("cluster: "+m.what+", native sidecar", parseDurations(string(found[2]), time.Millisecond))
+		n.reference = m.reference
+		if m.key == "main_exit_to_Complete" {
+			o.target = "one kubelet relist (1 s) less than native"
+			o.check = func(row) (string, bool) {
+				saved := n.p50 - o.p50
+				return fmt.Sprintf("%s less than native (p50)", human(saved)), saved >= 800*time.Millisecond
+			}
+		}
+		b.rows = append(b.rows, o, n)
+	}
+	return nil
+}
+
+// micro runs the Go benchmarks of the protocol package.
+func (b *bench) micro() (string, error) {
+	fmt.Fprintln(os.Stderr, "bench: go test -bench ./signalfs")
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1", "./signalfs")
+	cmd.Env = append(os.Environ(), "TMPDIR="+b.work)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		return "", err
+	}
+	var keep []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "Benchmark") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n"), nil
+}
