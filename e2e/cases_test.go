@@ -100,12 +100,7 @@ func TestOnFailureRestartsMainInPlace(t *testing.T) {
 	if c := containerStatus(pods[0], "main"); c.RestartCount != 2 {
 		t.Errorf("main restarted %d times, want 2: %s", c.RestartCount, podSummary(pods[0]))
 	}
-	// The final status has no lastState (the kubelet drops it once the Pod
-	// is terminal): the watch saw the failed attempts on the way.
-	if _, ok := s.pods.first(pods[0].UID, func(p *corev1.Pod) bool {
-		c := containerStatus(p, "main")
-		return c != nil && c.LastTerminationState.Terminated != nil && c.LastTerminationState.Terminated.ExitCode == 1
-	}); !ok {
+	if !s.sawPreviousExit(pods[0], "main", 1) {
 		t.Errorf("the watch never showed main's previous attempt ending with exit 1")
 	}
 	if c := containerStatus(pods[0], "sidecar"); c.RestartCount != 0 {
@@ -147,10 +142,7 @@ trap 'echo main got TERM; exit 143' TERM; while true; do sleep 1 & wait $!; done
 	if c := containerStatus(pods[0], "main"); c.RestartCount != 1 {
 		t.Errorf("main restarted %d times, want 1 (after the probe's kill): %s", c.RestartCount, podSummary(pods[0]))
 	}
-	if _, ok := s.pods.first(pods[0].UID, func(p *corev1.Pod) bool {
-		c := containerStatus(p, "main")
-		return c != nil && c.LastTerminationState.Terminated != nil && c.LastTerminationState.Terminated.ExitCode == 143
-	}); !ok {
+	if !s.sawPreviousExit(pods[0], "main", 143) {
 		t.Errorf("the watch never showed main's first attempt ending with 143 (killed by the probe's TERM)")
 	}
 	if c := containerStatus(pods[0], "sidecar"); c.RestartCount != 0 {
@@ -293,4 +285,15 @@ func TestSidecarStopSignal(t *testing.T) {
 	expectPhase(t, pods[0], corev1.PodSucceeded)
 	expectExits(t, pods[0], nil)
 	expectLog(t, s, pods[0].Name, "sidecar", "got INT")
+}
+
+// sawPreviousExit says whether the Pod watch ever showed container's
+// previous attempt ending with code: the final status cannot, since the
+// kubelet drops lastState once the Pod is terminal.
+func (s *space) sawPreviousExit(pod *corev1.Pod, container string, code int32) bool {
+	_, ok := s.pods.first(pod.UID, func(p *corev1.Pod) bool {
+		c := containerStatus(p, container)
+		return c != nil && c.LastTerminationState.Terminated != nil && c.LastTerminationState.Terminated.ExitCode == code
+	})
+	return ok
 }
