@@ -1,10 +1,10 @@
 // Command bench measures what job-signal costs its users and writes the
 // table to BENCHMARKS.md: stop latency (job exit to the sidecar receiving
 // its stop signal), ready-gate latency, start-up overhead, the idle cost of
-// a waiting sidecar-watch, binary sizes, and, on a real one-node cluster,
-// main exit and Job creation to the Job's Complete condition against
-// native sidecars, and what the admission webhook adds to Pod creation. Run
-// it with `make bench`.
+// a waiting sidecar-watch, binary sizes, the inject plugin's speed, and, on
+// a real one-node cluster, main exit and Job creation to the Job's Complete
+// condition against native sidecars, and what the admission webhook adds to
+// Pod creation. Run it with `make bench`.
 //
 // Every timed moment is taken inside the processes involved (the fake
 // workload, internal/fake, records Unix-nanosecond events), so the harness's own
@@ -28,7 +28,7 @@ func main() {
 	scale := flag.Float64("scale", 1, "multiply every run count (0.2 for a quick look)")
 	cluster := flag.Bool("cluster", true, "also measure Job completion on a real one-node cluster (needs root; see e2e/README.md)")
 	base := flag.String("dir", "", "parent of the shared directories (default: /dev/shm, a tmpfs like an emptyDir with medium Memory)")
-	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, floor, chain, ready, startup, window, idle, sizes, cluster, webhook), and print without writing -out")
+	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, floor, chain, ready, startup, window, idle, sizes, inject, cluster, webhook), and print without writing -out")
 	flag.Parse()
 	if err := run(*out, *scale, *cluster, *base, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -76,6 +76,7 @@ func run(out string, scale float64, cluster bool, base, only string) error {
 		{"window", func() error { return b.startWindow(200) }},
 		{"idle", b.idle},
 		{"sizes", b.sizes},
+		{"inject", b.inject},
 	}
 	if cluster {
 		steps = append(steps, step{"cluster", b.cluster}, step{"webhook", b.webhook})
@@ -114,7 +115,8 @@ func (b *bench) runs(n int) int { return max(int(float64(n)*b.scale), 5) }
 func (b *bench) build() error {
 	fmt.Fprintln(os.Stderr, "bench: building stripped binaries")
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", b.bin+"/",
-		"./cmd/job-signal", "./cmd/sidecar-watch", "./internal/fake/cmd/fake")
+		"./cmd/job-signal", "./cmd/sidecar-watch", "./cmd/kubectl-job_signal", "./cmd/job-signal-webhook",
+		"./internal/fake/cmd/fake")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd.Run()

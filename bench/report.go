@@ -89,6 +89,8 @@ const method = `
 - Start-up: wall time of ` + "`true`" + ` and of ` + "`job-signal --dir D -- true`" + ` from fork to reaped, interleaved.
 - Idle: a sidecar-watch and a job-signal around a running job, measured over 10 s after 1 s to settle: CPU ticks
   (utime+stime, 10 ms units), context switches of all threads, VmRSS.
+- Inject: ` + "`kubectl-job_signal inject --offline -f FILE`" + ` as a process, stdout kept in memory, on a file of one and of
+  1,000 Jobs (each a main container and a classic sidecar with commands, a comment and a wait-for annotation).
 - Cluster: the e2e suite's TestJobCompletionOursVsNative (see e2e/README.md): the same one-sidecar Job
   wrapped by job-signal, or with a native sidecar, in turns on one one-node cluster v1.34 (etcd, API server,
   controller manager, scheduler, kubelet); from the main container's exit (the runtime's nanosecond timestamp,

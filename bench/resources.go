@@ -165,15 +165,21 @@ func (b *bench) idle() error {
 
 func (b *bench) sizes() error {
 	const limit = 6.6e6
-	for _, prog := range []string{"job-signal", "sidecar-watch"} {
+	for _, prog := range []string{"job-signal", "sidecar-watch", "kubectl-job_signal", "job-signal-webhook"} {
 		info, err := os.Stat(b.path(prog))
 		if err != nil {
 			return err
 		}
 		size := info.Size()
-		b.rows = append(b.rows, row{name: "binary size: " + prog + " (stripped, static)", runs: 1,
-			value: fmt.Sprintf("%.2f MB", float64(size)/1e6), target: "< 6.6 MB", reference: "kubexit: 26.6 MB",
-			check: func(row) (string, bool) { return fmt.Sprintf("%.2f×", float64(size)/limit), float64(size) < limit }})
+		r := row{name: "binary size: " + prog + " (stripped, static)", runs: 1, value: fmt.Sprintf("%.2f MB", float64(size)/1e6)}
+		if prog == "job-signal" || prog == "sidecar-watch" {
+			// Copied into every Pod.
+			r.target, r.reference = "< 6.6 MB", "kubexit: 26.6 MB"
+			r.check = func(row) (string, bool) { return fmt.Sprintf("%.2f×", float64(size)/limit), float64(size) < limit }
+		} else {
+			r.note = "a program of its own, never copied into Pods (client-go, kyaml, go-containerregistry)"
+		}
+		b.rows = append(b.rows, r)
 	}
 	return nil
 }
