@@ -244,11 +244,14 @@ func (s *watch) startSidecar() error {
 	return nil
 }
 
+// ready logs, then announces: whoever waits on the state (the job's gate,
+// an --after dependant) acts at once, and its logs must not come before
+// this one.
 func (s *watch) ready() {
+	s.sidecar.logReady()
 	s.state.Phase = signalfs.SidecarReady
 	s.state.LastError = ""
 	s.write()
-	s.sidecar.logReady()
 }
 
 // recordProbeFailure keeps the latest readiness failure in the state file,
