@@ -95,21 +95,31 @@ func TestOnFailureRestartsMainInPlace(t *testing.T) {
 	job := w.job()
 	job.Spec.BackoffLimit = ptr.To(int32(3))
 	_, pods := s.run(job, completeWithOnePod, 4*time.Minute)
-	expectPhase(t, pods[0], corev1.PodSucceeded)
-	expectExits(t, pods[0], nil)
-	if c := containerStatus(pods[0], "main"); c.RestartCount != 2 {
-		t.Errorf("main restarted %d times, want 2: %s", c.RestartCount, podSummary(pods[0]))
+	s.expectAttemptsInPlace(pods[0], 2, 1)
+	expectLog(t, s, pods[0].Name, "main", "attempt 3")
+}
+
+// expectAttemptsInPlace: the Pod succeeded after main failed restarts
+// times (the last failure with code lastFailure) in the same Pod, and the
+// sidecar stayed up across the attempts: never restarted, and sidecar-watch
+// said so once per failed attempt.
+func (s *space) expectAttemptsInPlace(pod *corev1.Pod, restarts int32, lastFailure int32) {
+	t := s.t
+	t.Helper()
+	expectPhase(t, pod, corev1.PodSucceeded)
+	expectExits(t, pod, nil)
+	if c := containerStatus(pod, "main"); c.RestartCount != restarts {
+		t.Errorf("main restarted %d times, want %d: %s", c.RestartCount, restarts, podSummary(pod))
 	}
-	if !s.sawPreviousExit(pods[0], "main", 1) {
-		t.Errorf("the watch never showed main's previous attempt ending with exit 1")
+	if !s.sawPreviousExit(pod, "main", lastFailure) {
+		t.Errorf("the watch never showed main's previous attempt ending with exit code %d", lastFailure)
 	}
-	if c := containerStatus(pods[0], "sidecar"); c.RestartCount != 0 {
+	if c := containerStatus(pod, "sidecar"); c.RestartCount != 0 {
 		t.Errorf("the sidecar restarted %d times, want 0: it must stay up across the main's attempts", c.RestartCount)
 	}
-	expectLog(t, s, pods[0].Name, "main", "attempt 3")
 	const stayedUp = "staying up for the next attempt"
-	if n := strings.Count(s.logs(pods[0].Name, "sidecar"), stayedUp); n != 2 {
-		t.Errorf("sidecar-watch logged %q %d times, want 2 (one per failed attempt)", stayedUp, n)
+	if log := s.logs(pod.Name, "sidecar"); strings.Count(log, stayedUp) != int(restarts) {
+		t.Errorf("sidecar-watch logged %q %d times, want %d (one per failed attempt):\n%s", stayedUp, strings.Count(log, stayedUp), restarts, log)
 	}
 }
 
@@ -137,22 +147,9 @@ trap 'echo main got TERM; exit 143' TERM; while true; do sleep 1 & wait $!; done
 		InitialDelaySeconds: 1, PeriodSeconds: 1, FailureThreshold: 1, TimeoutSeconds: 1,
 	}
 	_, pods := s.run(job, completeWithOnePod, 4*time.Minute)
-	expectPhase(t, pods[0], corev1.PodSucceeded)
-	expectExits(t, pods[0], nil)
-	if c := containerStatus(pods[0], "main"); c.RestartCount != 1 {
-		t.Errorf("main restarted %d times, want 1 (after the probe's kill): %s", c.RestartCount, podSummary(pods[0]))
-	}
-	if !s.sawPreviousExit(pods[0], "main", 143) {
-		t.Errorf("the watch never showed main's first attempt ending with 143 (killed by the probe's TERM)")
-	}
-	if c := containerStatus(pods[0], "sidecar"); c.RestartCount != 0 {
-		t.Errorf("the sidecar restarted %d times, want 0", c.RestartCount)
-	}
+	s.expectAttemptsInPlace(pods[0], 1, 143) // 143: the probe's TERM
 	expectLog(t, s, pods[0].Name, "main", "main got TERM")
 	sidecarLog := s.logs(pods[0].Name, "sidecar")
-	if n := strings.Count(sidecarLog, "staying up for the next attempt"); n != 1 {
-		t.Errorf("sidecar-watch logged 'staying up for the next attempt' %d times, want 1:\n%s", n, sidecarLog)
-	}
 	stops := 0 // the sidecar's own line on TERM (its command, logged too, holds the words)
 	for _, line := range strings.Split(sidecarLog, "\n") {
 		if strings.TrimSpace(line) == "sidecar stopping" {
