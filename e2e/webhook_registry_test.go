@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,4 +174,43 @@ func TestWebhookNeverBlocks(t *testing.T) {
 	if !unchanged(pod) || pod.Annotations[inject.AnnotationSkipped] != "" || took > 6*time.Second {
 		t.Errorf("with the webhook stopped: created after %v, unchanged %v, annotations %v", took, unchanged(pod), pod.Annotations)
 	}
+	// A webhook that accepts connections and never answers (hung, or a
+	// black hole in front of it) costs each Pod the shipped timeoutSeconds,
+	// then failurePolicy Ignore admits it unchanged.
+	hangAt(t, hook.addr)
+	timeout := time.Duration(*readShippedWebhook(t).config.Webhooks[0].TimeoutSeconds) * time.Second
+	pod, took = create(gatedPod("webhook-hung", busyboxImage, []string{"/app"}))
+	if !unchanged(pod) || pod.Annotations[inject.AnnotationSkipped] != "" || took < timeout-time.Second || took > timeout+6*time.Second {
+		t.Errorf("with the webhook hung: created after %v (want about timeoutSeconds, %v), unchanged %v, annotations %v", took, timeout, unchanged(pod), pod.Annotations)
+	}
+}
+
+// hangAt listens on addr and holds every connection open without a byte
+// of answer, not even a TLS handshake, until the test ends.
+func hangAt(t *testing.T, addr string) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen on the stopped webhook's address: %v", err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
 }
