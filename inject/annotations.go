@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/job-signal/job-signal/signalfs/sidecarname"
 )
 
 // Prefix starts every annotation and label job-signal reads or writes.
@@ -129,7 +131,7 @@ func (s *settings) add(key, value string) error {
 	case o.Main:
 		s.main1[o.Key] = value
 	case perSidecar:
-		if err := ValidName(container); err != nil {
+		if err := sidecarname.Valid(container); err != nil {
 			return fmt.Errorf("after %q comes a container name: %w", o.Key+".", err)
 		}
 		if s.sidecar[container] == nil {
@@ -160,40 +162,16 @@ func knownKeys() string {
 }
 
 // names parses a comma-separated list of container names ("" is none),
-// dropping repeats.
+// dropping repeats, by the rule sidecar-watch applies to the same lists.
 func names(value string) ([]string, error) {
-	var list []string
-	for _, name := range strings.Split(value, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" && strings.TrimSpace(value) == "" {
-			break
-		}
-		if err := ValidName(name); err != nil {
-			return nil, fmt.Errorf("want container names separated by commas: %w", err)
-		}
-		if !slices.Contains(list, name) {
-			list = append(list, name)
-		}
+	list, err := sidecarname.ParseList([]string{value})
+	if err != nil {
+		return nil, fmt.Errorf("want container names separated by commas: %w", err)
+	}
+	if len(list) == 0 {
+		return nil, nil
 	}
 	return list, nil
-}
-
-// ValidName checks a sidecar name as sidecar-watch --name does (a DNS
-// label, like a container name). It is signalfs.ValidName's rule, written
-// again here because signalfs does not build on every system the plugin
-// runs on; a test keeps the two in agreement.
-func ValidName(name string) error {
-	if name == "" || len(name) > 63 {
-		return fmt.Errorf("name %q must have 1 to 63 characters", name)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		if !alnum && (c != '-' || i == 0 || i == len(name)-1) {
-			return fmt.Errorf("name %q is not a DNS label: use lower-case letters, digits and '-', starting and ending with a letter or digit", name)
-		}
-	}
-	return nil
 }
 
 func checkNames(v string) error { _, err := names(v); return err }

@@ -70,17 +70,6 @@ func TestDefaultsMatchSidecarWatch(t *testing.T) {
 	}
 }
 
-// TestValidNameMatchesSignalfs: inject accepts exactly the names the
-// programs accept.
-func TestValidNameMatchesSignalfs(t *testing.T) {
-	for _, name := range []string{"a", "proxy", "cloud-sql-proxy", "0", "a1-b2", strings.Repeat("a", 63), strings.Repeat("a", 64),
-		"", "-a", "a-", "A", "a_b", "a.b", "a/b", "a b", "ä", "x--y"} {
-		if got, want := inject.ValidName(name) == nil, signalfs.ValidName(name) == nil; got != want {
-			t.Errorf("%q: inject accepts %v, signalfs %v", name, got, want)
-		}
-	}
-}
-
 func TestStopBudget(t *testing.T) {
 	grace := map[string]time.Duration{"proxy": 10 * time.Second, "logs": 5 * time.Second, "slow": 40 * time.Second}
 	for _, tc := range []struct {

@@ -1,4 +1,4 @@
-package signalfs
+package sidecarname
 
 import (
 	"fmt"
@@ -9,21 +9,21 @@ import (
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
-func TestValidName(t *testing.T) {
+func TestValid(t *testing.T) {
 	for _, good := range []string{"a", "proxy", "cloud-sql-proxy", "a1", "1a", "0", strings.Repeat("a", 63)} {
-		if err := ValidName(good); err != nil {
-			t.Errorf("ValidName(%q) = %v, want nil", good, err)
+		if err := Valid(good); err != nil {
+			t.Errorf("Valid(%q) = %v, want nil", good, err)
 		}
 	}
 	for _, bad := range []string{"", "-a", "a-", "A", "a_b", "a.b", "a/b", "..", "a b", "ä", strings.Repeat("a", 64)} {
-		if err := ValidName(bad); err == nil {
-			t.Errorf("ValidName(%q) = nil, want an error", bad)
+		if err := Valid(bad); err == nil {
+			t.Errorf("Valid(%q) = nil, want an error", bad)
 		}
 	}
 }
 
-func TestParseNames(t *testing.T) {
-	got, err := ParseNames([]string{"a,b", " c ", "a", ""})
+func TestParseList(t *testing.T) {
+	got, err := ParseList([]string{"a,b", " c ", "a", ""})
 	if err != nil || strings.Join(got, " ") != "a b c" {
 		t.Errorf("got %v, %v", got, err)
 	}
@@ -32,20 +32,20 @@ func TestParseNames(t *testing.T) {
 		many = append(many, fmt.Sprintf("sidecar-number-%02d-with-a-long-descriptive-name", i))
 	}
 	for _, bad := range [][]string{{"a,,b"}, {"a,"}, {"a,B"}, many} {
-		if _, err := ParseNames(bad); err == nil {
-			t.Errorf("ParseNames(%q): want an error", bad)
+		if _, err := ParseList(bad); err == nil {
+			t.Errorf("ParseList(%q): want an error", bad)
 		}
 	}
 }
 
-func FuzzValidName(f *testing.F) {
+func FuzzValid(f *testing.F) {
 	for _, s := range []string{"proxy", "-", "a-b", "A", strings.Repeat("z", 64)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		want := dnsLabel.MatchString(name) && len(name) <= MaxNameLen
-		if got := ValidName(name) == nil; got != want {
-			t.Fatalf("ValidName(%q) ok=%v, want %v", name, got, want)
+		want := dnsLabel.MatchString(name) && len(name) <= MaxLen
+		if got := Valid(name) == nil; got != want {
+			t.Fatalf("Valid(%q) ok=%v, want %v", name, got, want)
 		}
 	})
 }
