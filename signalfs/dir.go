@@ -169,12 +169,6 @@ func fileType(mode uint32) string {
 	return "not a file"
 }
 
-// exists reports whether name is in the directory (whatever it is).
-func (d *Dir) exists(name string) bool {
-	var st unix.Stat_t
-	return unix.Fstatat(d.dirfd(), name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
-}
-
 // readMarker reads a marker file without following symlinks and without
 // blocking on FIFOs, and refuses anything that is not a small regular file.
 // A missing file returns an error wrapping fs.ErrNotExist.

@@ -97,7 +97,7 @@ func (d *Dir) lock(file string, content []byte) (*Lock, error) {
 	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
 		err = flock(f, unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			return &Lock{file: f, Honoured: d.lockEnforced(file)}, nil
+			return &Lock{file: f, Honoured: d.held(file)}, nil
 		}
 		if noLocking(err) {
 			// No locking here at all: carry on without kernel-backed liveness.
@@ -109,7 +109,7 @@ func (d *Dir) lock(file string, content []byte) (*Lock, error) {
 		}
 		// Readers hold it shared for an instant; an exclusive holder is
 		// another writer, which will not let go.
-		if d.heldExclusive(file) || time.Now().After(deadline) {
+		if d.held(file) || time.Now().After(deadline) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", d.join(file), ErrLockHeld)
 		}
@@ -117,20 +117,13 @@ func (d *Dir) lock(file string, content []byte) (*Lock, error) {
 	}
 }
 
-// heldExclusive reports whether someone holds file's lock exclusively: a
-// shared lock cannot be had then, while it can beside readers.
-func (d *Dir) heldExclusive(file string) bool {
-	probe, err := d.openFile(file, os.O_RDONLY)
-	if err != nil {
-		return false
-	}
-	defer probe.Close()
-	err = flock(probe, unix.LOCK_SH|unix.LOCK_NB)
-	if err == nil {
-		flock(probe, unix.LOCK_UN)
-		return false
-	}
-	return errors.Is(err, unix.EWOULDBLOCK)
+// held reports whether someone holds file's lock exclusively: a shared
+// lock cannot be had then, while it can beside readers. Right after we
+// lock a file ourselves, it says whether the filesystem enforces that lock
+// against another open file description.
+func (d *Dir) held(file string) bool {
+	s, _ := d.lockState(file)
+	return s == LockHeld
 }
 
 // createLocked creates file already locked, so that nobody ever sees it
@@ -210,12 +203,8 @@ func (d *Dir) lockAndLink(f *os.File, file string, content []byte, link func() e
 		}
 		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
 	}
-	return &Lock{file: f, Honoured: honoured && d.lockEnforced(file)}, nil
+	return &Lock{file: f, Honoured: honoured && d.held(file)}, nil
 }
-
-// lockEnforced checks that a second open file description cannot take a
-// shared lock while we hold the exclusive one.
-func (d *Dir) lockEnforced(file string) bool { return d.heldExclusive(file) }
 
 // noLocking reports an error meaning the filesystem has no flock at all.
 func noLocking(err error) bool {

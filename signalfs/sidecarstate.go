@@ -20,10 +20,6 @@ const (
 	SidecarFailed     SidecarPhase = "failed"     // gave up; will not become ready
 )
 
-// Gone reports whether the sidecar's command is no longer running and never
-// will be again: what --stop-after waits for.
-func (p SidecarPhase) Gone() bool { return p == SidecarStopped || p == SidecarFailed }
-
 // SidecarState is the content of sidecar-NAME.state, written only by the
 // sidecar-watch with that --name.
 type SidecarState struct {

@@ -66,9 +66,8 @@ func decide(job signalfs.JobView, terminating bool) decision {
 	}
 	result := fmt.Sprintf("attempt %d %s with exit code %d", s.Attempt, s.Reason, s.ExitCode)
 	switch {
-	case s.ExitCode == 0:
-		return decision{stop: true, jobKnown: true, why: "job done: " + result}
-	case s.RestartPolicy != signalfs.RestartOnFailure:
+	case s.ExitCode == 0, s.RestartPolicy != signalfs.RestartOnFailure:
+		// Success is final; under Never, so is every end.
 		return decision{stop: true, jobKnown: true, why: "job done: " + result}
 	case terminating:
 		return decision{stop: true, jobKnown: true, why: "job done and Pod terminating: " + result}
