@@ -24,15 +24,18 @@ func finalCleanup(p paths, logf func(string, ...any)) error {
 			errs = append(errs, fmt.Errorf("%w: %v", err, left))
 		}
 	}
-	removeContainerLogLinks(p)
-	if err := removeAllUnder(p.base); err != nil {
-		errs = append(errs, err)
-	}
-	deleteBridge(logf)
-	if err := removeCgroups(p.cgroups, time.Now().Add(30*time.Second)); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, removeState(p, logf))
 	return errors.Join(errs...)
+}
+
+// removeState removes what a run leaves once its processes are gone: the
+// log links, its folders, the bridge and its cgroups. It goes on past a
+// failure, so that one stuck piece does not leave the others behind.
+func removeState(p paths, logf func(string, ...any)) error {
+	removeContainerLogLinks(p)
+	err := removeAllUnder(p.base)
+	deleteBridge(logf)
+	return errors.Join(err, removeCgroups(p.cgroups, time.Now().Add(30*time.Second)))
 }
 
 // cleanStale removes what an earlier run left (it was killed, or kept with
@@ -71,12 +74,7 @@ func cleanStale(p paths, logf func(string, ...any)) error {
 			return fmt.Errorf("%w: %v", err, left)
 		}
 	}
-	removeContainerLogLinks(p)
-	if err := removeAllUnder(p.base); err != nil {
-		return err
-	}
-	deleteBridge(logf)
-	return removeCgroups(p.cgroups, time.Now().Add(30*time.Second))
+	return removeState(p, logf)
 }
 
 // removeContainerLogLinks deletes the links the kubelet made to our Pod

@@ -69,10 +69,8 @@ func cniConfig(p paths) string {
 // startContainerd writes its configuration and starts it, returning once
 // it answers on its socket.
 func startContainerd(p paths) (*daemon, error) {
-	for _, dir := range []string{p.containerdDir(), p.cniConfDir(), p.cniDataDir()} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
+	if err := mkdirs(p.containerdDir(), p.cniConfDir(), p.cniDataDir()); err != nil {
+		return nil, err
 	}
 	cfg := filepath.Join(p.containerdDir(), "config.toml")
 	if err := os.WriteFile(cfg, []byte(containerdConfig(p)), 0o644); err != nil {
