@@ -10,7 +10,8 @@
 #
 # Environment (make passes each one):
 #   IMAGE          the manifest list's name, e.g. ghcr.io/job-signal/job-signal:v0.1.0
-#   VERSION        stamped into the binaries and the version label
+#   VERSION        the version label (and build argument)
+#   LDFLAGS        the Go linker flags of make build: stripped, VERSION stamped
 #   REVISION       the revision label (a git commit)
 #   PLATFORMS      space-separated, e.g. "linux/amd64 linux/arm64"
 #   IMAGE_TARGET   prebuilt or release
@@ -22,7 +23,7 @@
 #   GO             the go command
 set -eu
 
-: "${IMAGE:?}" "${VERSION:?}" "${REVISION:?}" "${PLATFORMS:?}" "${IMAGE_TARGET:?}" "${IMAGE_WORK:?}"
+: "${IMAGE:?}" "${VERSION:?}" "${LDFLAGS:?}" "${REVISION:?}" "${PLATFORMS:?}" "${IMAGE_TARGET:?}" "${IMAGE_WORK:?}"
 BUILDAH=${BUILDAH:-buildah}
 BUD_FLAGS=${BUD_FLAGS:-}
 GO=${GO:-go}
@@ -47,7 +48,7 @@ prebuilt)
 		mkdir -p "$context/bin"
 		echo "image: $platform: building the binaries"
 		(cd "$repo" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch $GO build -trimpath \
-			-ldflags "-s -w -X github.com/job-signal/job-signal/internal/version.Stamped=$VERSION" \
+			-ldflags "$LDFLAGS" \
 			-o "$context/bin/" ./cmd/job-signal ./cmd/sidecar-watch)
 		echo "image: $platform: building the prebuilt target"
 		$BUILDAH rmi "$IMAGE-$os-$arch" >/dev/null 2>&1 || true
