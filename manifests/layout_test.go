@@ -6,15 +6,19 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/job-signal/job-signal/inject"
 )
 
-// The layout job-signal adds to a Pod (README.md, "Kubernetes").
+// The layout job-signal adds to a Pod (README.md, "Kubernetes"), as inject
+// writes it: the manifests must agree with what the plugin and the webhook
+// produce.
 const (
-	stateVolume = "job-signal"
-	stateDir    = "/var/run/job-signal"
-	binVolume   = "job-signal-bin"
-	binDir      = "/var/run/job-signal-bin"
-	installName = "job-signal-install"
+	stateVolume = inject.StateVolume
+	stateDir    = inject.StateDir
+	binVolume   = inject.BinVolume
+	binDir      = inject.BinDir
+	installName = inject.InitContainer
 )
 
 // TestLayout: every Pod that uses job-signal has the state and binary
