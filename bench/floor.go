@@ -22,18 +22,17 @@ import (
 // run with the same workloads.
 func (b *bench) stopFloor(sidecars, runs int) error {
 	title := fmt.Sprintf("stop latency floor, %d sidecar(s): one process signals them all", sidecars)
-	fmt.Fprintln(os.Stderr, "bench:", title)
-	var lasts, firsts []time.Duration
-	for run := 0; run < b.runs(runs); run++ {
+	var firsts []time.Duration
+	lasts, err := b.sample(title, runs, func(run int) (time.Duration, error) {
 		first, last, err := b.floorOnce(run, sidecars)
-		if err != nil {
-			return fmt.Errorf("%s: %w", title, err)
-		}
-		lasts, firsts = append(lasts, last), append(firsts, first)
+		firsts = append(firsts, first)
+		return last, err
+	})
+	if err != nil {
+		return err
 	}
 	r := newRow(title, lasts)
 	r.note = fmt.Sprintf("the floor's first sidecar got its signal after p50 %s; the floor is the job's parent and sends %d kill(2) calls", human(newRow("", firsts).p50), sidecars)
-	b.floor = &r
 	b.rows = append(b.rows, r)
 	return nil
 }
@@ -111,14 +110,9 @@ func spread(stamps, exitStamp string, names []string) (first, last time.Duration
 // latency is from the job's exit to the chain's head getting its signal.
 func (b *bench) stopChain(sidecars, runs int) error {
 	title := fmt.Sprintf("stop chain: %d sidecars, each --stop-after the next", sidecars)
-	fmt.Fprintln(os.Stderr, "bench:", title)
-	var samples []time.Duration
-	for run := 0; run < b.runs(runs); run++ {
-		d, err := b.chainOnce(run, sidecars)
-		if err != nil {
-			return fmt.Errorf("%s: %w", title, err)
-		}
-		samples = append(samples, d)
+	samples, err := b.sample(title, runs, func(run int) (time.Duration, error) { return b.chainOnce(run, sidecars) })
+	if err != nil {
+		return err
 	}
 	r := newRow(title, samples)
 	if sidecars == 100 {
@@ -198,14 +192,9 @@ func (b *bench) chainOnce(run, sidecars int) (time.Duration, error) {
 // so the figure includes the harness's own wake-up.
 func (b *bench) startWindow(runs int) error {
 	title := "start-up window: exec to job.lock (the first entry)"
-	fmt.Fprintln(os.Stderr, "bench:", title)
-	var samples []time.Duration
-	for run := 0; run < b.runs(runs); run++ {
-		d, err := b.windowOnce(run)
-		if err != nil {
-			return fmt.Errorf("%s: %w", title, err)
-		}
-		samples = append(samples, d)
+	samples, err := b.sample(title, runs, b.windowOnce)
+	if err != nil {
+		return err
 	}
 	r := newRow(title, samples)
 	r.reference = "before issue 12: job.lock came after parsing, 7–13 ms under load"

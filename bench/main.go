@@ -106,7 +106,6 @@ type bench struct {
 	work, bin string
 	scale     float64
 	rows      []row
-	floor     *row // the stop latency floor, once measured
 }
 
 func (b *bench) runs(n int) int { return max(int(float64(n)*b.scale), 5) }

@@ -22,23 +22,22 @@ func (b *bench) stopLatency(sidecars int, poll bool, runs int) error {
 		mode = "polling (--poll-interval 250ms)"
 	}
 	title := fmt.Sprintf("stop latency, %d sidecar(s), %s", sidecars, mode)
-	fmt.Fprintln(os.Stderr, "bench:", title)
-	var samples, firsts []time.Duration
-	for run := 0; run < b.runs(runs); run++ {
+	var firsts []time.Duration
+	samples, err := b.sample(title, runs, func(run int) (time.Duration, error) {
 		first, last, err := b.stopOnce(run, sidecars, poll)
-		if err != nil {
-			return fmt.Errorf("%s: %w", title, err)
-		}
-		samples = append(samples, last)
 		firsts = append(firsts, first)
+		return last, err
+	})
+	if err != nil {
+		return err
 	}
 	r := newRow(title, samples)
 	if sidecars > 1 && !poll {
 		r.note = fmt.Sprintf("the first of the %d sidecars got its signal after p50 %s, p99 %s; each further one waits for CPU: %d sidecar-watch processes and %d sidecars all wake on %d cores",
 			sidecars, human(newRow("", firsts).p50), human(newRow("", firsts).p99), sidecars, sidecars, runtime.NumCPU())
 	}
-	if !poll && sidecars > 1 && b.floor != nil {
-		floor := b.floor.p50
+	if floorRow, measured := b.find("stop latency floor"); !poll && sidecars > 1 && measured {
+		floor := floorRow.p50
 		r.target = "p50 ≤ 5 ms, and ≤ 2× the floor"
 		r.check = func(r row) (string, bool) {
 			return fmt.Sprintf("p50 %.2f× 5 ms, %.2f× the floor (%s)", ratio(r.p50, 5*time.Millisecond), ratio(r.p50, floor), human(floor)),
@@ -115,14 +114,9 @@ func (b *bench) stopOnce(run, sidecars int, poll bool) (first, last time.Duratio
 // at any point of the probe schedule), the job stamps its first moment.
 func (b *bench) readyGate(interval string, runs int) error {
 	title := "ready gate: port open to job start, --ready-interval " + interval
-	fmt.Fprintln(os.Stderr, "bench:", title)
-	var samples []time.Duration
-	for run := 0; run < b.runs(runs); run++ {
-		d, err := b.readyOnce(run, interval)
-		if err != nil {
-			return fmt.Errorf("%s: %w", title, err)
-		}
-		samples = append(samples, d)
+	samples, err := b.sample(title, runs, func(run int) (time.Duration, error) { return b.readyOnce(run, interval) })
+	if err != nil {
+		return err
 	}
 	r := newRow(title, samples)
 	r.note = "bounded by the probe schedule: checks 5 ms apart, doubling up to --ready-interval"

@@ -109,19 +109,11 @@ const method = `
 // analysis explains, with this run's numbers, where the time goes for the
 // targets that are missed.
 func (b *bench) analysis() string {
-	find := func(prefix string) (row, bool) {
-		for _, r := range b.rows {
-			if strings.HasPrefix(r.name, prefix) {
-				return r, true
-			}
-		}
-		return row{}, false
-	}
 	var out strings.Builder
-	plain, ok1 := find("start-up: `true` alone")
-	empty, ok2 := find("start-up: an empty Go program")
-	parse, ok3 := find("start-up: `job-signal version`")
-	wrapped, ok4 := find("start-up: `job-signal -- true`")
+	plain, ok1 := b.find("start-up: `true` alone")
+	empty, ok2 := b.find("start-up: an empty Go program")
+	parse, ok3 := b.find("start-up: `job-signal version`")
+	wrapped, ok4 := b.find("start-up: `job-signal -- true`")
 	if ok1 && ok2 && ok3 && ok4 {
 		fmt.Fprintf(&out, "\n## Where the time goes\n\n")
 		fmt.Fprintf(&out, "Start-up overhead (p50): %s over `true`. Of that, %s is the Go runtime's own floor (an empty Go "+
@@ -131,9 +123,9 @@ func (b *bench) analysis() string {
 			"ahead, fork, exec, wait). A wrapper written in Go cannot go below the first part.\n",
 			human(wrapped.p50-plain.p50), human(empty.p50-plain.p50), human(parse.p50-empty.p50), human(wrapped.p50-parse.p50-plain.p50))
 	}
-	one, ok1 := find("stop latency, 1 sidecar(s), inotify")
-	twenty, ok2 := find("stop latency, 20 sidecar(s), inotify")
-	floor, ok3 := find("stop latency floor")
+	one, ok1 := b.find("stop latency, 1 sidecar(s), inotify")
+	twenty, ok2 := b.find("stop latency, 20 sidecar(s), inotify")
+	floor, ok3 := b.find("stop latency floor")
 	if ok1 && ok2 && ok3 {
 		fmt.Fprintf(&out, "\nStop latency: one sidecar gets its signal after %s (p50). With 20, the last gets it after %s, %.2f× the "+
 			"floor (%s), where one process signals all 20 itself. The floor is 20 sidecar processes waking on %d cores; "+
@@ -142,15 +134,15 @@ func (b *bench) analysis() string {
 			"wake-ups instead of one. In a Pod each container has its own CPU share.\n",
 			human(one.p50), human(twenty.p50), ratio(twenty.p50, floor.p50), human(floor.p50), runtime.NumCPU())
 	}
-	if chain, ok := find("stop chain: 100"); ok {
+	if chain, ok := b.find("stop chain: 100"); ok {
 		fmt.Fprintf(&out, "\nStop chain: 100 sidecars, each stopping after the next, take %s (p50), about %s a link. A sidecar waiting "+
 			"for --stop-after sidecars waits on their locks, which they release when they exit, not on the directory: "+
 			"no sidecar-watch wakes for another's writes, so the chain costs one wake-up per link.\n", human(chain.p50), human(chain.p50/100))
 	}
-	ourPod, ok1 := find("cluster: main exit to Pod Succeeded, job-signal")
-	nativePod, ok2 := find("cluster: main exit to Pod Succeeded, native")
-	ourJob, ok3 := find("cluster: main exit to Job Complete, job-signal")
-	nativeJob, ok4 := find("cluster: main exit to Job Complete, native")
+	ourPod, ok1 := b.find("cluster: main exit to Pod Succeeded, job-signal")
+	nativePod, ok2 := b.find("cluster: main exit to Pod Succeeded, native")
+	ourJob, ok3 := b.find("cluster: main exit to Job Complete, job-signal")
+	nativeJob, ok4 := b.find("cluster: main exit to Job Complete, native")
 	if ok1 && ok2 && ok3 && ok4 {
 		fmt.Fprintf(&out, "\nCluster: from main's exit the Pod is Succeeded after %s with job-signal and %s with a native sidecar "+
 			"(p50). job-signal's sidecar exits within milliseconds of main, so one kubelet relist sees the whole Pod done; the "+
@@ -159,6 +151,6 @@ func (b *bench) analysis() string {
 			"batches Pod updates for 1 s, then writes the Job's status.\n",
 			human(ourPod.p50), human(nativePod.p50), human(ourJob.p50-ourPod.p50), human(nativeJob.p50-nativePod.p50))
 	}
-	out.WriteString(b.webhookAnalysis(find))
+	out.WriteString(b.webhookAnalysis())
 	return out.String()
 }

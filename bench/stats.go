@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,3 +49,28 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// sample announces title and times once for each of runs runs (scaled),
+// naming title in its error.
+func (b *bench) sample(title string, runs int, once func(run int) (time.Duration, error)) ([]time.Duration, error) {
+	fmt.Fprintln(os.Stderr, "bench:", title)
+	var samples []time.Duration
+	for run := 0; run < b.runs(runs); run++ {
+		d, err := once(run)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", title, err)
+		}
+		samples = append(samples, d)
+	}
+	return samples, nil
+}
+
+// find is the first row measured so far whose name starts with prefix.
+func (b *bench) find(prefix string) (row, bool) {
+	for _, r := range b.rows {
+		if strings.HasPrefix(r.name, prefix) {
+			return r, true
+		}
+	}
+	return row{}, false
+}

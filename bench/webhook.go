@@ -67,12 +67,12 @@ func (b *bench) e2eTest(what, runs, name string, env ...string) ([]byte, error) 
 }
 
 // webhookAnalysis explains the webhook rows with this run's numbers.
-func (b *bench) webhookAnalysis(find func(string) (row, bool)) string {
-	alone, ok1 := find("webhook: Pod creation through the API, not sent")
-	given, ok2 := find("webhook: Pod creation through the API, injected, every command")
-	uncached, ok3 := find("webhook: Pod creation through the API, injected, ENTRYPOINT looked up, uncached")
-	cached, ok4 := find("webhook: Pod creation through the API, injected, ENTRYPOINT looked up, cached")
-	handled, ok5 := find("webhook: its own handling time per Pod, injected, every command")
+func (b *bench) webhookAnalysis() string {
+	alone, ok1 := b.find("webhook: Pod creation through the API, not sent")
+	given, ok2 := b.find("webhook: Pod creation through the API, injected, every command")
+	uncached, ok3 := b.find("webhook: Pod creation through the API, injected, ENTRYPOINT looked up, uncached")
+	cached, ok4 := b.find("webhook: Pod creation through the API, injected, ENTRYPOINT looked up, cached")
+	handled, ok5 := b.find("webhook: its own handling time per Pod, injected, every command")
 	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
 		return ""
 	}
