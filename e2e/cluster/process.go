@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/job-signal/job-signal/internal/procfs"
 )
 
 // daemon is a background process the suite started (containerd, kubelet),
@@ -104,29 +104,27 @@ func ourProcesses(p paths) ([]process, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := map[int]bool{}
-	for _, pid := range inCgroup {
-		set[pid] = true
-	}
-	entries, err := os.ReadDir("/proc")
+	all, err := procfs.All()
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if p.ours(cmdline(pid)) {
-			set[pid] = true
+	lines := map[int]string{} // the processes found, by PID
+	for _, pid := range all {
+		if line, _ := commandLine(pid); p.ours(line) {
+			lines[pid] = line
 		}
 	}
-	delete(set, os.Getpid())
-	var out []process
-	for pid := range set {
-		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil {
-			out = append(out, process{pid, cmdline(pid)})
+	for _, pid := range inCgroup {
+		if _, found := lines[pid]; !found {
+			if line, exists := commandLine(pid); exists { // zombies too
+				lines[pid] = line
+			}
 		}
+	}
+	delete(lines, os.Getpid())
+	var out []process
+	for pid, line := range lines {
+		out = append(out, process{pid, line})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].pid < out[j].pid })
 	return out, nil
@@ -150,12 +148,11 @@ func killOurProcesses(p paths, deadline time.Time) ([]process, error) {
 	}
 }
 
-func cmdline(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+// commandLine is pid's arguments joined by spaces (empty for a zombie),
+// and whether the process exists.
+func commandLine(pid int) (string, bool) {
+	args, err := procfs.Cmdline(pid)
+	return strings.Join(args, " "), err == nil
 }
 
 // tailFile returns the last n lines of a file, for error messages.
