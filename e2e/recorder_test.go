@@ -11,9 +11,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -72,23 +72,13 @@ func newRecorder[T metav1.Object](lw cache.ListerWatcher, example runtime.Object
 }
 
 func podRecorder(ns string) *recorder[*corev1.Pod] {
-	pods := kube.Client().CoreV1().Pods(ns)
-	return newRecorder[*corev1.Pod](&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return pods.Watch(ctx, o)
-		},
-	}, &corev1.Pod{})
+	lw := cache.NewListWatchFromClient(kube.Client().CoreV1().RESTClient(), "pods", ns, fields.Everything())
+	return newRecorder[*corev1.Pod](lw, &corev1.Pod{})
 }
 
 func jobRecorder(ns string) *recorder[*batchv1.Job] {
-	jobs := kube.Client().BatchV1().Jobs(ns)
-	return newRecorder[*batchv1.Job](&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return jobs.List(ctx, o) },
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return jobs.Watch(ctx, o)
-		},
-	}, &batchv1.Job{})
+	lw := cache.NewListWatchFromClient(kube.Client().BatchV1().RESTClient(), "jobs", ns, fields.Everything())
+	return newRecorder[*batchv1.Job](lw, &batchv1.Job{})
 }
 
 // latest is the last version of every object seen, in order of first
