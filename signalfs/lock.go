@@ -30,6 +30,15 @@ type Lock struct {
 // uses the directory.
 var ErrLockHeld = errors.New("held by another process")
 
+// Liveness is what the holder's state file says of its liveness: flock
+// when the lock is honoured, none when nobody can rely on it.
+func (l *Lock) Liveness() string {
+	if l.Honoured {
+		return LivenessFlock
+	}
+	return LivenessNone
+}
+
 // readersGone bounds how long a lock taken shared by readers may delay an
 // exclusive one: readers hold it for an instant (see WaitLockFree).
 const readersGone = time.Second

@@ -207,3 +207,14 @@ func fullTmpfs(t *testing.T) string {
 	hog.Close()
 	return dir
 }
+
+// TestLockLiveness: the state files say flock only of a lock the
+// filesystem enforces.
+func TestLockLiveness(t *testing.T) {
+	if got := (&Lock{Honoured: true}).Liveness(); got != LivenessFlock {
+		t.Errorf("honoured lock: liveness %q, want %q", got, LivenessFlock)
+	}
+	if got := (&Lock{Honoured: false}).Liveness(); got != LivenessNone {
+		t.Errorf("unenforced lock: liveness %q, want %q", got, LivenessNone)
+	}
+}

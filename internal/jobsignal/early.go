@@ -88,6 +88,6 @@ func (e *early) recordUsageFailure(cause error) {
 	}
 	now := time.Now()
 	e.dir.WriteJob(signalfs.JobState{Attempt: attempt, Phase: signalfs.JobDone, PID: os.Getpid(),
-		RestartPolicy: signalfs.RestartNever, Liveness: signalfs.LivenessFlock, Started: now, Updated: now,
+		RestartPolicy: signalfs.RestartNever, Liveness: e.lock.Liveness(), Started: now, Updated: now,
 		ExitCode: 2, Reason: signalfs.ReasonError, Message: "job-signal: " + cause.Error()})
 }

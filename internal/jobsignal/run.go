@@ -89,13 +89,12 @@ func (c *RunCmd) Run(env *cli.Env, e *early) error {
 		Phase:         signalfs.JobWaiting,
 		PID:           os.Getpid(),
 		RestartPolicy: c.RestartPolicy,
-		Liveness:      signalfs.LivenessFlock,
+		Liveness:      r.lock.Liveness(),
 		Version:       version.String(),
 		WaitFor:       c.waitFor,
 		Started:       r.started,
 	}
 	if !r.lock.Honoured {
-		r.state.Liveness = signalfs.LivenessNone
 		r.log.Warn("flock is not enforced on this filesystem: if job-signal is killed (SIGKILL, OOM) the sidecars will not notice", "dir", c.Dir)
 	}
 	previous, found, err := r.dir.ReadJob()
@@ -169,6 +168,7 @@ func (r *runner) write() error {
 		if err := r.attach(); err != nil {
 			return err
 		}
+		r.state.Liveness = r.lock.Liveness() // the new directory's filesystem may differ
 	}
 	r.state.Updated = time.Now()
 	return r.dir.WriteJob(r.state)

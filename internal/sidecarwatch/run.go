@@ -78,10 +78,7 @@ func (s *watch) attach() error {
 		return cli.Failf("--name %s, --dir %s: %w", s.cfg.Name, s.cfg.Dir, err)
 	}
 	s.dir, s.lock = dir, lock
-	s.state.Liveness = signalfs.LivenessFlock
-	if !lock.Honoured {
-		s.state.Liveness = signalfs.LivenessNone
-	}
+	s.state.Liveness = lock.Liveness()
 	if err := s.write(); err != nil {
 		return cli.Exit(cli.ExitFailure, cli.DirError(s.cfg.Dir, err))
 	}
