@@ -61,13 +61,24 @@ func (s *watch) waitAfter() error {
 }
 
 // pendingAfter lists the --after sidecars not ready yet, each with why.
+// Each sidecar is read once per call, for the cycle search and the
+// classification alike.
 func (s *watch) pendingAfter() ([]string, error) {
-	if cycle := findCycle(s.cfg.Name, s.cfg.after, s.startEdges); cycle != nil {
+	views := map[string]signalfs.SidecarView{}
+	view := func(name string) signalfs.SidecarView {
+		v, ok := views[name]
+		if !ok {
+			v = s.dir.Sidecar(name)
+			views[name] = v
+		}
+		return v
+	}
+	if cycle := findCycle(s.cfg.Name, s.cfg.after, func(name string) []string { return startEdges(view(name)) }); cycle != nil {
 		return nil, fmt.Errorf("--after: start-order cycle %s: none of these can ever start", strings.Join(cycle, " -> "))
 	}
 	var pending []string
 	for _, name := range s.cfg.after {
-		v := s.dir.Sidecar(name)
+		v := view(name)
 		switch {
 		case v.Ready():
 		case v.Condition == signalfs.SidecarIsStopped && v.State.Terminating:
@@ -86,8 +97,7 @@ func (s *watch) pendingAfter() ([]string, error) {
 
 // startEdges are the --after sidecars a sidecar still waits for: only one
 // waiting to start can be stuck in a start cycle.
-func (s *watch) startEdges(name string) []string {
-	v := s.dir.Sidecar(name)
+func startEdges(v signalfs.SidecarView) []string {
 	if v.Condition == signalfs.SidecarPending && v.State.Phase == signalfs.SidecarWaiting {
 		return v.State.After
 	}
