@@ -199,9 +199,6 @@ func (c *Cluster) Client() kubernetes.Interface { return c.client }
 // BinDir is the folder holding the cluster's binaries, kubectl among them.
 func (c *Cluster) BinDir() string { return c.binDir }
 
-// LogDir is the folder of the daemons' logs (etcd.log, kubelet.log, ...).
-func (c *Cluster) LogDir() string { return c.logs }
-
 // Stop stops everything Start started, by PID and in reverse order, after
 // deleting every Pod through the API so that the kubelet stops them
 // gracefully; then it checks that nothing is left (no process, mount,

@@ -65,7 +65,7 @@ func newPaths(cfg Config) (paths, error) {
 	repo := cfg.Repo
 	if repo == "" {
 		var err error
-		if repo, err = findRepo(); err != nil {
+		if repo, err = FindRepo(); err != nil {
 			return paths{}, err
 		}
 	}
@@ -75,14 +75,10 @@ func newPaths(cfg Config) (paths, error) {
 	}
 	cache := cfg.Cache
 	if cache == "" {
-		cache = os.Getenv("E2E_CACHE")
-	}
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
+		var err error
+		if cache, err = DefaultCache(); err != nil {
 			return paths{}, err
 		}
-		cache = filepath.Join(home, ".cache", "job-signal-e2e")
 	}
 	base := cfg.Base
 	if base == "" {
@@ -98,9 +94,23 @@ func newPaths(cfg Config) (paths, error) {
 	}, nil
 }
 
-// findRepo walks up from the working directory to the folder whose go.mod
+// DefaultCache is where the suites keep what they build between runs (the
+// cluster's binaries, distribution's registry): $E2E_CACHE, else
+// ~/.cache/job-signal-e2e.
+func DefaultCache() (string, error) {
+	if cache := os.Getenv("E2E_CACHE"); cache != "" {
+		return cache, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".cache", "job-signal-e2e"), nil
+}
+
+// FindRepo walks up from the working directory to the folder whose go.mod
 // is this project's (go test runs in the package's folder).
-func findRepo() (string, error) {
+func FindRepo() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/job-signal/job-signal/e2e/cluster"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -31,25 +31,12 @@ func Binary() (string, error) {
 	return binaryPath, binaryErr
 }
 
-// moduleDir finds registry/ through the main module's go.mod, so that any
-// test package of the repository (e2e/, this one) can build it.
-func moduleDir() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("not inside the job-signal module: run the tests from the repository")
-	}
-	return filepath.Join(filepath.Dir(gomod), "internal", "registrye2e", "registry"), nil
-}
-
 func buildBinary() (string, error) {
-	module, err := moduleDir()
+	repo, err := cluster.FindRepo()
 	if err != nil {
 		return "", err
 	}
+	module := filepath.Join(repo, "internal", "registrye2e", "registry")
 	gomod, err := os.ReadFile(filepath.Join(module, "go.mod"))
 	if err != nil {
 		return "", err
@@ -58,13 +45,9 @@ func buildBinary() (string, error) {
 	if m == nil {
 		return "", errors.New("registry/go.mod does not require distribution/v3")
 	}
-	cache := os.Getenv("E2E_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		cache = filepath.Join(home, ".cache", "job-signal-e2e")
+	cache, err := cluster.DefaultCache()
+	if err != nil {
+		return "", err
 	}
 	bin := filepath.Join(cache, "registry-"+string(m[1]))
 	if _, err := os.Stat(bin); err == nil {
