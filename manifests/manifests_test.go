@@ -7,16 +7,20 @@
 package manifests
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"sync"
 	"testing"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"sigs.k8s.io/yaml"
 )
@@ -93,25 +97,30 @@ func readSources() ([]source, error) {
 	return out, nil
 }
 
-// docSeparator splits a YAML stream into its documents.
-var docSeparator = regexp.MustCompile(`(?m)^---\s*$`)
-
-// decodeYAML decodes every document of a YAML stream as JSON objects.
+// decodeYAML decodes every document of a YAML stream as JSON objects,
+// split as the API machinery (and the e2e suite) splits them.
 func decodeYAML(text []byte) ([]map[string]any, error) {
 	var docs []map[string]any
-	for i, part := range docSeparator.Split(string(text), -1) {
-		if len(bytes.TrimSpace([]byte(part))) == 0 {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(text)))
+	for i := 1; ; i++ {
+		part, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if len(bytes.TrimSpace(part)) == 0 {
 			continue
 		}
 		var doc map[string]any
-		if err := yaml.Unmarshal([]byte(part), &doc); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i+1, err)
+		if err := yaml.Unmarshal(part, &doc); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
 		if doc != nil {
 			docs = append(docs, doc)
 		}
 	}
-	return docs, nil
 }
 
 // podTemplate is the Pod a workload creates.
