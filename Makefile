@@ -67,7 +67,7 @@ fuzz:
 # proxy, cached).
 e2e:
 	$(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
-	$(GO) test -tags e2e -count=1 -v -timeout 20m ./internal/registrye2e/
+	$(GO) test -tags e2e -count=1 -v -timeout 20m ./e2e/registry/
 
 # The image for linux/amd64 and linux/arm64 and a manifest list over both,
 # with buildah (scripts/image.sh; README.md, "Images"). The default works

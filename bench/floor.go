@@ -11,7 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/job-signal/job-signal/internal/fake"
+	"github.com/job-signal/job-signal/internal/testing/fake"
 	"github.com/job-signal/job-signal/signalfs"
 )
 

@@ -7,7 +7,7 @@
 // Pod creation. Run it with `make bench`.
 //
 // Every timed moment is taken inside the processes involved (the fake
-// workload, internal/fake, records Unix-nanosecond events), so the harness's own
+// workload, internal/testing/fake, records Unix-nanosecond events), so the harness's own
 // scheduling is not part of the numbers.
 package main
 
@@ -115,7 +115,7 @@ func (b *bench) build() error {
 	fmt.Fprintln(os.Stderr, "bench: building stripped binaries")
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", b.bin+"/",
 		"./cmd/job-signal", "./cmd/sidecar-watch", "./cmd/kubectl-job_signal", "./cmd/job-signal-webhook",
-		"./internal/fake/cmd/fake")
+		"./internal/testing/fake/cmd/fake")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd.Run()

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/fake"
+	"github.com/job-signal/job-signal/internal/testing/fake"
 	"github.com/job-signal/job-signal/signalfs"
 )
 

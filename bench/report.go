@@ -72,7 +72,7 @@ const method = `
 
 - Binaries are built as released: ` + "`CGO_ENABLED=0 go build -trimpath -ldflags '-s -w'`" + `.
 - The shared directory is on /dev/shm, a tmpfs like an emptyDir with ` + "`medium: Memory`" + `.
-- Moments are stamped inside the processes (the fake workload, internal/fake, records Unix nanoseconds in a
+- Moments are stamped inside the processes (the fake workload, internal/testing/fake, records Unix nanoseconds in a
   file): the job's fake just before it exits, each sidecar's fake when SIGTERM arrives, the sidecar's fake just
   before it opens its port, the job's fake when it starts. The harness only starts processes and waits for them.
 - Stop latency: sidecars are started and ready before the job starts; the run's latency is from the job's exit

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/job-signal/job-signal/e2e/cluster"
-	"github.com/job-signal/job-signal/internal/registrye2e"
+	"github.com/job-signal/job-signal/e2e/registry"
 )
 
 // kube is the cluster every test uses: started once by TestMain.
@@ -54,7 +54,7 @@ func runSuite(m *testing.M) int {
 
 	// The webhook tests' registry: when cold, built while the cluster
 	// builds and starts, not while timing-sensitive tests run.
-	go registrye2e.Binary()
+	go registry.Binary()
 	c, err := cluster.Start(cluster.Config{Keep: keep, Logf: logf})
 	if err != nil {
 		logf("cluster setup failed: %v", err)

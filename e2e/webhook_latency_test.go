@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/job-signal/job-signal/e2e/registry"
 	"github.com/job-signal/job-signal/inject"
-	"github.com/job-signal/job-signal/internal/registrye2e"
 )
 
 // TestWebhookLatency measures what the webhook adds to Pod creation through
@@ -41,10 +41,10 @@ func TestWebhookLatency(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("E2E_WEBHOOK_PODS")); err == nil && v > 0 {
 		n = v
 	}
-	reg := registrye2e.Start(t, "", "")
+	reg := registry.Start(t, "", "")
 	image := func(i int) string { return fmt.Sprintf("%s/jobs/app-%d:1", reg.Host, i) }
 	for i := range n + 1 { // app-n is the cached one
-		registrye2e.Push(t, image(i), registrye2e.Image(t, []string{"/app"}, []string{fmt.Sprint(i)}), authn.Anonymous)
+		registry.Push(t, image(i), registry.Image(t, []string{"/app"}, []string{fmt.Sprint(i)}), authn.Anonymous)
 	}
 	s := newSpace(t, "webhook-latency", map[string]string{inject.LabelInject: "enabled"})
 	hook := startWebhook(t)

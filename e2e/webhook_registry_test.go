@@ -20,8 +20,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/job-signal/job-signal/e2e/cluster"
+	"github.com/job-signal/job-signal/e2e/registry"
 	"github.com/job-signal/job-signal/inject"
-	"github.com/job-signal/job-signal/internal/registrye2e"
 )
 
 // appEntrypoint is the ENTRYPOINT of the image pushed for the lookup test:
@@ -49,7 +49,7 @@ func pushAppImage(t *testing.T, ref string, auth authn.Authenticator) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	registrye2e.Push(t, ref, img, auth)
+	registry.Push(t, ref, img, auth)
 }
 
 // TestWebhookLooksUpEntrypoint (issue 11): a Pod labelled
@@ -64,7 +64,7 @@ func pushAppImage(t *testing.T, ref string, auth authn.Authenticator) {
 // unchanged and says why.
 func TestWebhookLooksUpEntrypoint(t *testing.T) {
 	t.Parallel()
-	reg := registrye2e.Start(t, "puller", "s3cret")
+	reg := registry.Start(t, "puller", "s3cret")
 	ref := reg.Host + "/private/app:1"
 	pushAppImage(t, ref, &authn.Basic{Username: "puller", Password: "s3cret"})
 	s := newSpace(t, "webhook-lookup")
@@ -127,7 +127,7 @@ func TestWebhookLooksUpEntrypoint(t *testing.T) {
 func TestWebhookNeverBlocks(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, "webhook-failopen", map[string]string{inject.LabelInject: "enabled"})
-	silent := registrye2e.Silent(t)
+	silent := registry.Silent(t)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

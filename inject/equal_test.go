@@ -5,6 +5,8 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/job-signal/job-signal/internal/version"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/yaml"
@@ -45,7 +47,7 @@ func roundTrips(t *testing.T, spec corev1.PodSpec, ann map[string]string, res in
 	if d := specDiff(spec, ann, back.Spec, back.Annotations); d != "" {
 		t.Fatalf("uninject(inject(x)) != x:\n%s", d)
 	}
-	again, err := inject.Inject(inject.Input{Spec: res.Spec, Annotations: res.Annotations})
+	again, err := inject.Inject(inject.Input{Spec: res.Spec, Annotations: res.Annotations, Installer: version.Image})
 	if err != nil {
 		t.Fatalf("inject again (without images: none must be needed): %v", err)
 	}

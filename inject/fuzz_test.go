@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/job-signal/job-signal/internal/version"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/job-signal/job-signal/inject"
@@ -98,7 +100,7 @@ func FuzzInject(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := &picker{data}
 		spec, ann, images := p.pod()
-		res, err := inject.Inject(inject.Input{Spec: spec, Annotations: ann, Images: images})
+		res, err := inject.Inject(inject.Input{Spec: spec, Annotations: ann, Images: images, Installer: version.Image})
 		if err != nil {
 			return
 		}
@@ -113,7 +115,7 @@ func FuzzUninject(f *testing.F) {
 	f.Add([]byte{}, `not json`)
 	f.Fuzz(func(t *testing.T, data []byte, record string) {
 		spec, ann, images := (&picker{data}).pod()
-		if res, err := inject.Inject(inject.Input{Spec: spec, Annotations: ann, Images: images}); err == nil {
+		if res, err := inject.Inject(inject.Input{Spec: spec, Annotations: ann, Images: images, Installer: version.Image}); err == nil {
 			spec, ann = res.Spec, res.Annotations
 		}
 		if ann == nil {

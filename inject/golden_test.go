@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/job-signal/job-signal/internal/version"
+
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
@@ -45,7 +47,7 @@ func TestShapes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var s shape
 			readYAML(t, in, &s)
-			res, err := inject.Inject(inject.Input{Spec: s.Spec, Annotations: s.Annotations, Images: s.Images})
+			res, err := inject.Inject(inject.Input{Spec: s.Spec, Annotations: s.Annotations, Images: s.Images, Installer: version.Image})
 			var got outcome
 			if err != nil {
 				got.Error = err.Error()
@@ -115,7 +117,7 @@ func checkProperties(t *testing.T, s shape, res inject.Result) {
 	if err != nil {
 		t.Fatalf("uninject without the record: %v", err)
 	}
-	redone, err := inject.Inject(inject.Input{Spec: unwrapped.Spec, Annotations: unwrapped.Annotations})
+	redone, err := inject.Inject(inject.Input{Spec: unwrapped.Spec, Annotations: unwrapped.Annotations, Installer: version.Image})
 	if err != nil {
 		t.Fatalf("inject after unwrapping: %v", err)
 	}

@@ -1,13 +1,12 @@
 package inject
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/job-signal/job-signal/internal/version"
 )
 
 // Input is what Inject transforms.
@@ -17,7 +16,8 @@ type Input struct {
 	// Images holds the ENTRYPOINT and CMD of the images that Needs lists,
 	// keyed by the image reference as the container writes it.
 	Images map[string]ImageConfig
-	// Installer is the image of the init container; empty: version.Image.
+	// Installer is the image of the init container (required: the front
+	// ends pass the release's image, or the one their user chose).
 	Installer string
 }
 
@@ -84,10 +84,10 @@ func Inject(in Input) (Result, error) {
 	if err := checkClashes(&orig, p); err != nil {
 		return Result{}, err
 	}
-	installer := in.Installer
-	if installer == "" {
-		installer = version.Image
+	if in.Installer == "" {
+		return Result{}, errors.New("inject: Input.Installer is empty: name the job-signal image of the install init container")
 	}
+	installer := in.Installer
 	out := *orig.DeepCopy()
 	rec := record{Version: recordVersion, NoVolumes: out.Volumes == nil, NoInit: out.InitContainers == nil}
 	for i := range out.Containers {

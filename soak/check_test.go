@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/job-signal/job-signal/internal/fake"
 	"github.com/job-signal/job-signal/internal/procfs"
+	"github.com/job-signal/job-signal/internal/testing/fake"
 	"github.com/job-signal/job-signal/signalfs"
 )
 

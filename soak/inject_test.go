@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/job-signal/job-signal/internal/fake"
+	"github.com/job-signal/job-signal/internal/testing/fake"
 )
 
 // Injecting the faults: OOM kills, Pod termination, a TERM to job-signal

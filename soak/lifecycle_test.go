@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/fake"
 	"github.com/job-signal/job-signal/internal/procfs"
+	"github.com/job-signal/job-signal/internal/testing/fake"
 )
 
 // lifecycleDeadline bounds one lifecycle: a hang is a failure.

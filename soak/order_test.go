@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/fake"
+	"github.com/job-signal/job-signal/internal/testing/fake"
 )
 
 // The checks of order and timing: start order, stop order, stop timing.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/fake"
 	"github.com/job-signal/job-signal/internal/procfs"
+	"github.com/job-signal/job-signal/internal/testing/fake"
 )
 
 // logTail bounds how much of each process's output a report shows: the end

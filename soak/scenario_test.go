@@ -286,5 +286,5 @@ func secondAttempt(r *rand.Rand) attempt {
 }
 
 // jobSignals are the signals COMMAND may die by (the Go runtime dies of
-// these when it raises them itself; see internal/fake).
+// these when it raises them itself; see internal/testing/fake).
 var jobSignals = []string{"KILL", "TERM", "INT", "HUP"}

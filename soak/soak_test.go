@@ -150,7 +150,7 @@ func build(t *testing.T, dir, product string) binaries {
 	}
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
 	bin := filepath.Join(dir, "bin")
-	builds := [][]string{{"build", "-trimpath", "-o", filepath.Join(bin, "fake"), "./internal/fake/cmd/fake"}}
+	builds := [][]string{{"build", "-trimpath", "-o", filepath.Join(bin, "fake"), "./internal/testing/fake/cmd/fake"}}
 	if product == "" {
 		builds = append(builds, []string{"build", "-trimpath", "-o", bin + "/", "./cmd/job-signal", "./cmd/sidecar-watch"})
 		product = bin

@@ -1,6 +1,6 @@
 // Package testscript runs the command-line behaviour tests in testdata/:
 // one txtar script per behaviour, with job-signal, sidecar-watch and the
-// fake workload (internal/fake) run as real processes, so signals, exit
+// fake workload (internal/testing/fake) run as real processes, so signals, exit
 // codes and process groups are real.
 package testscript
 
@@ -12,9 +12,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/job-signal/job-signal/internal/fake"
 	"github.com/job-signal/job-signal/internal/jobsignal"
 	"github.com/job-signal/job-signal/internal/sidecarwatch"
+	"github.com/job-signal/job-signal/internal/testing/fake"
 )
 
 func TestMain(m *testing.M) {

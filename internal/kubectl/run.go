@@ -2,6 +2,7 @@ package kubectl
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,12 +20,13 @@ import (
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
+	"github.com/job-signal/job-signal/internal/version"
 )
 
 // Options are inject's choices; uninject needs none.
 type Options struct {
 	Offline   bool              // refuse containers whose command comes from their image
-	Installer string            // image of the init container; empty: the release's
+	Installer string            // image of the init container; empty: version.Image
 	Resolver  *resolve.Resolver // looks images up
 	Keychain  authn.Keychain
 	Timeout   time.Duration // bound on all registry lookups together
@@ -94,7 +96,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	for _, p := range pods {
 		var res inject.Result
 		if opts != nil {
-			res, err = inject.Inject(inject.Input{Spec: p.spec, Annotations: p.annotations, Images: imagesFor(images, p.platform), Installer: opts.Installer})
+			res, err = inject.Inject(inject.Input{Spec: p.spec, Annotations: p.annotations, Images: imagesFor(images, p.platform), Installer: cmp.Or(opts.Installer, version.Image)})
 		} else {
 			res, err = inject.Uninject(p.spec, p.annotations)
 		}

@@ -19,8 +19,8 @@ import (
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
+	"github.com/job-signal/job-signal/internal/testing/webhooktest"
 	"github.com/job-signal/job-signal/internal/webhook"
-	"github.com/job-signal/job-signal/internal/webhook/webhooktest"
 )
 
 // FuzzMutate sends arbitrary bodies to the /mutate handler: it answers

@@ -5,6 +5,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
+	"github.com/job-signal/job-signal/internal/version"
 )
 
 // SecretGetter reads a Secret through the API server (nil: the webhook
@@ -30,7 +32,7 @@ type Config struct {
 	Resolver        *resolve.Resolver
 	Secrets         SecretGetter
 	RegistryTimeout time.Duration // bound on reading secrets and looking images up
-	Installer       string        // image of the init container; empty: the release's
+	Installer       string        // image of the init container; empty: version.Image
 	Log             *slog.Logger
 }
 
@@ -133,7 +135,7 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 			return nil, nil, err
 		}
 	}
-	res, err := inject.Inject(inject.Input{Spec: pod.Spec, Annotations: pod.Annotations, Images: images, Installer: c.Installer})
+	res, err := inject.Inject(inject.Input{Spec: pod.Spec, Annotations: pod.Annotations, Images: images, Installer: cmp.Or(c.Installer, version.Image)})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/kubectl"
+	"github.com/job-signal/job-signal/internal/testing/webhooktest"
 	"github.com/job-signal/job-signal/internal/webhook"
-	"github.com/job-signal/job-signal/internal/webhook/webhooktest"
 )
 
 // sameJob has the Pod shapes that matter to both front ends: an init

@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/job-signal/job-signal/inject"
-	"github.com/job-signal/job-signal/internal/testcert"
+	"github.com/job-signal/job-signal/internal/testing/testcert"
+	"github.com/job-signal/job-signal/internal/testing/webhooktest"
 	"github.com/job-signal/job-signal/internal/webhook"
-	"github.com/job-signal/job-signal/internal/webhook/webhooktest"
 )
 
 func TestDecide(t *testing.T) {

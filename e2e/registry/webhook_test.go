@@ -1,6 +1,6 @@
 //go:build e2e
 
-package registrye2e
+package registry
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
+	"github.com/job-signal/job-signal/internal/testing/webhooktest"
 	"github.com/job-signal/job-signal/internal/webhook"
-	"github.com/job-signal/job-signal/internal/webhook/webhooktest"
 )
 
 // webhookServer runs the real webhook server on 127.0.0.1 and returns a

@@ -1,7 +1,7 @@
 // The reference registry (distribution's `registry` command), built from the
 // module proxy for the registry tests (make e2e). A module of its own so
 // the main go.mod does not take in its dependencies.
-module github.com/job-signal/job-signal/internal/registrye2e/registry
+module github.com/job-signal/job-signal/e2e/registry/distribution
 
 go 1.24.0
 

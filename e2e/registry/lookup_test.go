@@ -1,6 +1,6 @@
 //go:build e2e
 
-package registrye2e
+package registry
 
 import (
 	"bytes"

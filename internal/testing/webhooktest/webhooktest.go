@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/job-signal/job-signal/internal/resolve"
-	"github.com/job-signal/job-signal/internal/testcert"
+	"github.com/job-signal/job-signal/internal/testing/testcert"
 	"github.com/job-signal/job-signal/internal/webhook"
 )
 

@@ -1,4 +1,4 @@
-package registrye2e
+package registry
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package registrye2e
+package registry
 
 import (
 	"errors"
@@ -36,14 +36,14 @@ func buildBinary() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	module := filepath.Join(repo, "internal", "registrye2e", "registry")
+	module := filepath.Join(repo, "e2e", "registry", "distribution")
 	gomod, err := os.ReadFile(filepath.Join(module, "go.mod"))
 	if err != nil {
 		return "", err
 	}
 	m := regexp.MustCompile(`github.com/distribution/distribution/v3 (v\S+)`).FindSubmatch(gomod)
 	if m == nil {
-		return "", errors.New("registry/go.mod does not require distribution/v3")
+		return "", errors.New("distribution/go.mod does not require distribution/v3")
 	}
 	cache, err := cluster.DefaultCache()
 	if err != nil {
@@ -56,7 +56,7 @@ func buildBinary() (string, error) {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", err
 	}
-	fmt.Fprintf(os.Stderr, "registrye2e: building distribution's registry %s into %s (a few minutes when cold)\n", m[1], bin)
+	fmt.Fprintf(os.Stderr, "e2e/registry: building distribution's registry %s into %s (a few minutes when cold)\n", m[1], bin)
 	start := time.Now()
 	tmp := bin + ".tmp" // renamed when complete: a killed build leaves no half binary
 	cmd := exec.Command("go", "build", "-C", module, "-trimpath", "-ldflags=-s -w", "-o", tmp,
@@ -67,7 +67,7 @@ func buildBinary() (string, error) {
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("build the registry: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "registrye2e: E2E_TIMING registry_build_seconds=%.1f\n", time.Since(start).Seconds())
+	fmt.Fprintf(os.Stderr, "e2e/registry: E2E_TIMING registry_build_seconds=%.1f\n", time.Since(start).Seconds())
 	return bin, os.Rename(tmp, bin)
 }
 
