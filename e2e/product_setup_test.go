@@ -13,7 +13,7 @@ import (
 	"github.com/job-signal/job-signal/internal/version"
 )
 
-// The product's images, and where the layout of manifests/ (LAYOUT.md)
+// The product's images, and where the layout of manifests/ (docs/layout.md)
 // puts its binaries.
 const (
 	productImage    = "localhost/job-signal:e2e"

@@ -73,7 +73,7 @@ func TestWebhookInjectsJob(t *testing.T) {
 	}
 }
 
-// expectLayout checks that a Pod carries LAYOUT.md's additions around the
+// expectLayout checks that a Pod carries docs/layout.md's additions around the
 // containers of original: both volumes, the install init container first,
 // the first container under job-signal and the others under sidecar-watch,
 // each with both mounts and its own command line as arguments.

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// wrapped describes a test Job laid out as LAYOUT.md says (what manifests/,
+// wrapped describes a test Job laid out as docs/layout.md says (what manifests/,
 // `kubectl job-signal inject` and the webhook produce): the state and
 // binaries volumes, the install init container, the main container under
 // job-signal and each sidecar under sidecar-watch, all non-root on

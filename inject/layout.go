@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// The layout decided for the project (LAYOUT.md): names and paths that the
+// The layout decided for the project (docs/layout.md): names and paths that the
 // manifests, the kustomize component, the CLI and the webhook share.
 const (
 	StateVolume   = "job-signal"

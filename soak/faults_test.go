@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The faults of issue 12, each drawn and checked here,
+// The faults this soak injects on top of random lifecycles, each drawn and checked here,
 // injected in inject_test.go:
 //
 //   - kindFull: the directory (a 256 KiB tmpfs) fills up, before

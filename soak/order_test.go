@@ -12,7 +12,7 @@ import (
 // The checks of order and timing: start order, stop order, stop timing.
 
 // noticeBound is how soon after the job ended a sidecar with no
-// --stop-after must be asked to stop (DESIGN.md: "within a second or two"
+// --stop-after must be asked to stop (docs/design.md: "within a second or two"
 // for a killed job-signal; milliseconds for a done marker).
 const noticeBound = 3 * time.Second
 

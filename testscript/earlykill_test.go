@@ -14,7 +14,7 @@ import (
 )
 
 // TestEarlyKill kills job-signal at random moments of its start-up, as an
-// OOM kill of the main container might (issue 12.4). A job-signal killed
+// OOM kill of the main container might. A job-signal killed
 // before it made any entry in the directory looks exactly like one that
 // never ran (the sidecars wait, bounded by --job-start-timeout or the Job's
 // activeDeadlineSeconds); one killed after must never strand the sidecars:

@@ -100,7 +100,7 @@ func (c *Cluster) start() error {
 	return c.phase("cluster-start", c.startDaemons)
 }
 
-// startDaemons starts everything in dependency order; KUBELET.md's
+// startDaemons starts everything in dependency order; docs/cluster.md's
 // timings: etcd ~2 s, API server ready ~5 s, Node Ready ~9 s, the default
 // ServiceAccount ~12 s.
 func (c *Cluster) startDaemons() error {

@@ -31,9 +31,9 @@ func run(t *testing.T, input string, inject bool) (string, string, error) {
 // TestManifests runs the examples of manifests/ through uninject, then
 // inject, and compares both with golden files (-update rewrites them;
 // review the diff). Whatever layout the examples use (the first one with a
-// single volume, or LAYOUT.md's), uninject must turn them into plain
+// single volume, or docs/layout.md's), uninject must turn them into plain
 // manifests with annotations, and inject must bring them back into
-// LAYOUT.md's layout, stably.
+// docs/layout.md's layout, stably.
 func TestManifests(t *testing.T) {
 	sources, _ := filepath.Glob("../../manifests/*.yaml")
 	sources = append(sources, "../../manifests/kustomize/example/job.yaml")

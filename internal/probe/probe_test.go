@@ -169,7 +169,7 @@ func (e *endless) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Issue 12.6: a status line with no end must not be read without a bound.
+// A status line with no end must not be read without a bound.
 func TestStatusLineBounded(t *testing.T) {
 	r := &endless{}
 	_, err := readStatus(r)

@@ -7,7 +7,7 @@ import (
 )
 
 // decision is what the job's state means for this sidecar now. It is the
-// one place that decides when a sidecar stops; DESIGN.md's rules are in
+// one place that decides when a sidecar stops; docs/design.md's rules are in
 // decide's comments, and decide_test.go holds the table.
 type decision struct {
 	stop bool // stop the sidecar now

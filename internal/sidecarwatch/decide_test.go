@@ -8,7 +8,7 @@ import (
 	"github.com/job-signal/job-signal/signalfs"
 )
 
-// The table is DESIGN.md's lifecycle rules, written before the code:
+// The table is docs/design.md's lifecycle rules, written before the code:
 // restart policy × the job's state × whether this sidecar got the Pod's
 // TERM.
 func TestDecide(t *testing.T) {
@@ -67,7 +67,7 @@ func TestDecide(t *testing.T) {
 		{"failure, Never", done(never, 3), false, want{stop: true, jobKnown: true, why: "exit code 3"}},
 		{"failure, OnFailure", done(onFailure, 3), false, want{jobKnown: true, note: "job attempt 2 failed (exit code 3); staying up for the next attempt"}},
 		{"failure, OnFailure, terminating", done(onFailure, 3), true, want{stop: true, jobKnown: true, why: "job done and Pod terminating"}},
-		// Issue 12.2: job-signal alone got TERM (a probe failure), the
+		// job-signal alone got TERM (a probe failure), the
 		// kubelet restarts it: not final under OnFailure.
 		{"TERM to job-signal alone, OnFailure", func() signalfs.JobView {
 			v := done(onFailure, 143)
