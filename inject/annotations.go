@@ -2,13 +2,10 @@ package inject
 
 import (
 	"fmt"
-	"net"
-	"net/url"
-	"slices"
 	"sort"
 	"strings"
-	"time"
 
+	"github.com/job-signal/job-signal/internal/sidecarspec"
 	"github.com/job-signal/job-signal/signalfs/sidecarname"
 )
 
@@ -176,50 +173,14 @@ func names(value string) ([]string, error) {
 
 func checkNames(v string) error { _, err := names(v); return err }
 
-func checkDuration(v string) error {
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return fmt.Errorf("want a duration such as 30s or 2m, got %q", v)
-	}
-	return nil
-}
+func checkDuration(v string) error { _, err := sidecarspec.Duration(v); return err }
 
-func checkHostPort(v string) error {
-	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-		return fmt.Errorf("want HOST:PORT such as 127.0.0.1:5432, got %q", v)
-	}
-	return nil
-}
+func checkHostPort(v string) error { _, err := sidecarspec.TCPAddr(v); return err }
 
-func checkURL(v string) error {
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("want an http:// or https:// URL, got %q", v)
-	}
-	return nil
-}
+func checkURL(v string) error { _, err := sidecarspec.HTTPURL(v); return err }
 
-func checkPath(v string) error {
-	if !strings.HasPrefix(v, "/") {
-		return fmt.Errorf("want an absolute path, got %q", v)
-	}
-	return nil
-}
+func checkPath(v string) error { _, err := sidecarspec.File(v); return err }
 
-// StopSignals are the names sidecar-watch --stop-signal accepts (a test
-// checks them against sidecar-watch's own list).
-var StopSignals = []string{"TERM", "INT", "QUIT", "HUP", "USR1", "USR2", "KILL"}
+func checkSignal(v string) error { _, err := sidecarspec.StopSignal(v); return err }
 
-func checkSignal(v string) error {
-	if !slices.Contains(StopSignals, strings.TrimPrefix(strings.ToUpper(v), "SIG")) {
-		return fmt.Errorf("want one of %s, got %q", strings.Join(StopSignals, ", "), v)
-	}
-	return nil
-}
-
-func checkRestart(v string) error {
-	if v != "Always" && v != "Never" {
-		return fmt.Errorf("want Always or Never, got %q", v)
-	}
-	return nil
-}
+func checkRestart(v string) error { return sidecarspec.Restart(v) }

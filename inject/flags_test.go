@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/job-signal/job-signal/internal/version"
+
 	"github.com/alecthomas/kong"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/jobsignal"
-	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/internal/sidecarwatch"
 	"github.com/job-signal/job-signal/signalfs"
 )
@@ -53,20 +54,13 @@ func checkFlags(t *testing.T, spec corev1.PodSpec) {
 }
 
 // TestDefaultsMatchSidecarWatch: the stop budget uses sidecar-watch's own
-// defaults and stop signals.
+// defaults.
 func TestDefaultsMatchSidecarWatch(t *testing.T) {
 	var cmd sidecarwatch.Cmd
 	parse(t, &cmd, []string{"--name", "x", "--", "true"})
 	if cmd.Grace != inject.DefaultGrace || cmd.StopAfterTimeout != inject.DefaultStopAfterTimeout {
 		t.Errorf("sidecar-watch defaults --grace %s --stop-after-timeout %s; inject assumes %s and %s",
 			cmd.Grace, cmd.StopAfterTimeout, inject.DefaultGrace, inject.DefaultStopAfterTimeout)
-	}
-	var real []string
-	for _, sig := range proc.StopSignals {
-		real = append(real, proc.SignalName(sig))
-	}
-	if !slices.Equal(real, inject.StopSignals) {
-		t.Errorf("sidecar-watch accepts %v, inject %v", real, inject.StopSignals)
 	}
 }
 
@@ -99,5 +93,52 @@ func TestLayoutPaths(t *testing.T) {
 	}
 	if !strings.HasPrefix(inject.JobSignalPath, inject.BinDir+"/") {
 		t.Error(inject.JobSignalPath)
+	}
+}
+
+// TestInjectWritesOnlyWhatSidecarWatchAccepts: a sidecar setting inject
+// accepts in an annotation must be one sidecar-watch accepts as a flag,
+// or the Pod starts and its sidecar fails at run time. Each value is
+// either refused by inject, naming the annotation, or parsed by the real
+// sidecar-watch grammar and its checks.
+func TestInjectWritesOnlyWhatSidecarWatchAccepts(t *testing.T) {
+	for _, tc := range []struct{ key, value string }{
+		{"ready-http.proxy", "https://127.0.0.1:15000/ready"},
+		{"ready-http.proxy", "http://user:secret@127.0.0.1:15000/ready"},
+		{"ready-http.proxy", "http://127.0.0.1:http/ready"},
+		{"ready-http.proxy", "http://127.0.0.1:70000/ready"},
+		{"ready-http.proxy", "http:///ready"},
+		{"quit-url.proxy", "https://127.0.0.1:15000/quitquitquit"},
+		{"quit-url.proxy", "http://u@127.0.0.1:15000/quitquitquit"},
+		{"ready-tcp.proxy", ":5432"},
+		{"ready-tcp.proxy", "127.0.0.1"},
+		{"ready-tcp.proxy", "127.0.0.1:postgres"},
+		{"ready-tcp.proxy", "127.0.0.1:0"},
+		{"ready-tcp.proxy", "[::1]:5432"},
+		{"ready-file.proxy", "ready"},
+		{"ready-file.proxy", "/tmp/ready"},
+		{"stop-signal.proxy", "sigusr1"},
+		{"stop-signal.proxy", "URG"},
+		{"grace.proxy", "-1s"},
+		{"grace.proxy", "0s"},
+		{"grace", "1h"},
+		{"restart.proxy", "always"},
+		{"ready-timeout", "0"},
+	} {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{
+				{Name: "main", Image: "app", Command: []string{"/app"}},
+				{Name: "proxy", Image: "proxy", Command: []string{"/proxy"}},
+			}}
+			annotation := inject.Prefix + tc.key
+			res, err := inject.Inject(inject.Input{Spec: spec, Annotations: map[string]string{annotation: tc.value}, Installer: version.Image})
+			if err != nil {
+				if !strings.Contains(err.Error(), annotation) {
+					t.Errorf("refused without naming %s: %v", annotation, err)
+				}
+				return
+			}
+			checkFlags(t, res.Spec)
+		})
 	}
 }

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/job-signal/job-signal/internal/sidecarspec"
 )
 
 // HTTP is ready when a GET of URL answers with a 2xx status.
@@ -27,23 +28,11 @@ type HTTP struct {
 	request string // request target: path and query
 }
 
-// NewHTTP validates an http:// URL.
+// NewHTTP validates an http:// URL by sidecarspec's rule.
 func NewHTTP(rawURL string) (HTTP, error) {
-	if !strings.Contains(rawURL, "://") {
-		return HTTP{}, fmt.Errorf("want an http:// URL, e.g. http://%s; got %q", rawURL, rawURL)
-	}
-	u, err := url.Parse(rawURL)
+	u, err := sidecarspec.HTTPURL(rawURL)
 	if err != nil {
 		return HTTP{}, err
-	}
-	if u.Scheme == "https" {
-		return HTTP{}, fmt.Errorf("https is not supported (sidecar endpoints on the Pod's loopback are plain http); for a TLS port, use --ready-tcp")
-	}
-	if u.Scheme != "http" || u.Host == "" {
-		return HTTP{}, fmt.Errorf("want an http:// URL, got %q", rawURL)
-	}
-	if u.User != nil {
-		return HTTP{}, fmt.Errorf("user information in the URL is not supported")
 	}
 	port := u.Port()
 	if port == "" {

@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strings"
 	"time"
+
+	"github.com/job-signal/job-signal/internal/sidecarspec"
 )
 
 // Probe is one readiness check.
@@ -22,20 +23,10 @@ type Probe interface {
 // TCP is ready when HOST:PORT accepts a connection.
 type TCP struct{ Addr string }
 
-// NewTCP validates HOST:PORT.
+// NewTCP validates HOST:PORT by sidecarspec's rule.
 func NewTCP(addr string) (TCP, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil && !strings.Contains(addr, ":") {
-		return TCP{}, fmt.Errorf("want HOST:PORT, e.g. 127.0.0.1:%s; got %q", addr, addr)
-	}
-	if err != nil {
-		return TCP{}, fmt.Errorf("want HOST:PORT, e.g. 127.0.0.1:5432: %w", err)
-	}
-	if host == "" {
-		return TCP{}, fmt.Errorf("want HOST:PORT, got %q (no host)", addr)
-	}
-	if port == "" {
-		return TCP{}, fmt.Errorf("want HOST:PORT, got %q (no port)", addr)
+	if _, err := sidecarspec.TCPAddr(addr); err != nil {
+		return TCP{}, err
 	}
 	return TCP{Addr: addr}, nil
 }

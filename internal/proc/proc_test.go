@@ -99,12 +99,12 @@ func TestSignalGroupReachesGrandchild(t *testing.T) {
 
 func TestParseSignal(t *testing.T) {
 	for _, name := range []string{"TERM", "SIGTERM", "term", " sigterm "} {
-		if sig, err := ParseSignal(name, StopSignals); err != nil || sig != syscall.SIGTERM {
+		if sig, err := ParseSignal(name, Forwarded); err != nil || sig != syscall.SIGTERM {
 			t.Errorf("%q: %v %v", name, sig, err)
 		}
 	}
-	if _, err := ParseSignal("URG", StopSignals); err == nil {
-		t.Error("URG accepted as a stop signal")
+	if _, err := ParseSignal("URG", Forwarded); err == nil {
+		t.Error("URG accepted as a forwarded signal")
 	}
 	for _, sig := range Forwarded {
 		if sig == syscall.SIGURG || sig == syscall.SIGCHLD {

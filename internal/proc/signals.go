@@ -32,11 +32,6 @@ func ForwardedSignals() []os.Signal {
 	return out
 }
 
-// StopSignals are the signals --stop-signal accepts.
-var StopSignals = []syscall.Signal{
-	unix.SIGTERM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2, unix.SIGKILL,
-}
-
 // ParseSignal parses a signal name from allowed, with or without the SIG
 // prefix, in any case: "TERM", "SIGTERM", "term".
 func ParseSignal(name string, allowed []syscall.Signal) (syscall.Signal, error) {

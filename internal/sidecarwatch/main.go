@@ -27,6 +27,7 @@ import (
 	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/internal/probe"
 	"github.com/job-signal/job-signal/internal/proc"
+	"github.com/job-signal/job-signal/internal/sidecarspec"
 	"github.com/job-signal/job-signal/internal/version"
 	"github.com/job-signal/job-signal/signalfs"
 )
@@ -112,7 +113,7 @@ func (c *Cmd) validate() error {
 	if c.stopAfter, err = c.names("--stop-after", c.StopAfter); err != nil {
 		return err
 	}
-	if c.stopSignal, err = proc.ParseSignal(c.StopSignal, proc.StopSignals); err != nil {
+	if c.stopSignal, err = sidecarspec.StopSignal(c.StopSignal); err != nil {
 		return fmt.Errorf("--stop-signal: %w", err)
 	}
 	switch {
@@ -125,6 +126,9 @@ func (c *Cmd) validate() error {
 			return fmt.Errorf("--ready-http: %w", err)
 		}
 	case c.ReadyFile != "":
+		if _, err = sidecarspec.File(c.ReadyFile); err != nil {
+			return fmt.Errorf("--ready-file: %w", err)
+		}
 		c.probe = probe.File{Path: c.ReadyFile}
 	}
 	if c.QuitURL != "" {
