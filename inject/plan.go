@@ -3,10 +3,11 @@ package inject
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/job-signal/job-signal/signalfs/sidecarname"
 )
 
 // role is what Inject does with one of the Pod's containers.
@@ -171,50 +172,17 @@ func makePlan(spec *corev1.PodSpec, s settings) (plan, error) {
 		}
 		p.sidecarFlags[name] = flags
 	}
-	if cycle := findCycle(p.sidecars, after); cycle != nil {
+	if cycle := sidecarname.FindCycle(p.sidecars, lookup(after)); cycle != nil {
 		return p, fmt.Errorf("annotations %safter.*: start order has a cycle: %s", Prefix, strings.Join(cycle, " after "))
 	}
-	if cycle := findCycle(p.sidecars, stopAfter); cycle != nil {
+	if cycle := sidecarname.FindCycle(p.sidecars, lookup(stopAfter)); cycle != nil {
 		return p, fmt.Errorf("annotations %sstop-after.*: stop order has a cycle: %s", Prefix, strings.Join(cycle, " stops after "))
 	}
 	p.warnings = append(p.warnings, budgetWarnings(spec, p.sidecars, s, stopAfter)...)
 	return p, nil
 }
 
-// findCycle returns one cycle of edges (a, ..., a) among nodes, or nil.
-func findCycle(nodes []string, edges map[string][]string) []string {
-	const (
-		unseen = iota
-		onPath
-		done
-	)
-	state := map[string]int{}
-	var path []string
-	var visit func(string) []string
-	visit = func(n string) []string {
-		state[n] = onPath
-		path = append(path, n)
-		for _, m := range edges[n] {
-			switch state[m] {
-			case onPath:
-				i := slices.Index(path, m)
-				return append(slices.Clone(path[i:]), m)
-			case unseen:
-				if c := visit(m); c != nil {
-					return c
-				}
-			}
-		}
-		path = path[:len(path)-1]
-		state[n] = done
-		return nil
-	}
-	for _, n := range nodes {
-		if state[n] == unseen {
-			if c := visit(n); c != nil {
-				return c
-			}
-		}
-	}
-	return nil
+// lookup reads an ordering's edges from a map.
+func lookup(edges map[string][]string) func(string) []string {
+	return func(name string) []string { return edges[name] }
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/signalfs"
+	"github.com/job-signal/job-signal/signalfs/sidecarname"
 )
 
 // errStopBeforeStart ends the wait for --after sidecars: the sidecar will
@@ -73,7 +74,7 @@ func (s *watch) pendingAfter() ([]string, error) {
 		}
 		return v
 	}
-	if cycle := findCycle(s.cfg.Name, s.cfg.after, func(name string) []string { return startEdges(view(name)) }); cycle != nil {
+	if cycle := cycleFrom(s.cfg.Name, s.cfg.after, func(name string) []string { return startEdges(view(name)) }); cycle != nil {
 		return nil, fmt.Errorf("--after: start-order cycle %s: none of these can ever start", strings.Join(cycle, " -> "))
 	}
 	var pending []string
@@ -129,7 +130,7 @@ func (s *watch) stopEdges(name string) []string {
 // sidecars would cost N² wake-ups; this way it costs N. Only a sidecar
 // whose lock is not honoured (liveness=none) needs the directory's events.
 func (s *watch) waitStopAfter() {
-	if cycle := findCycle(s.cfg.Name, s.cfg.stopAfter, s.stopEdges); cycle != nil {
+	if cycle := cycleFrom(s.cfg.Name, s.cfg.stopAfter, s.stopEdges); cycle != nil {
 		s.log.Error("--stop-after: stop-order cycle; stopping now, out of order", "cycle", strings.Join(cycle, " -> "))
 		return
 	}
@@ -191,43 +192,14 @@ func (s *watch) pendingStopAfter(deaths chan<- error, waiting map[string]bool) (
 	return pending, unlocked
 }
 
-// findCycle looks for a cycle reachable from the sidecar named self along
-// edges: self's own edges are mine (the state files of others may not show
-// them yet), every other sidecar's come from edges(name). It returns the
-// cycle's names, first repeated at the end, or nil.
-func findCycle(self string, mine []string, edges func(name string) []string) []string {
-	const (
-		visiting = 1
-		done     = 2
-	)
-	mark := map[string]int{}
-	var stack []string
-	var visit func(name string) []string
-	visit = func(name string) []string {
-		switch mark[name] {
-		case visiting:
-			for i, n := range stack {
-				if n == name {
-					return append(append([]string{}, stack[i:]...), name)
-				}
-			}
-		case done:
-			return nil
+// cycleFrom looks for a cycle through the ordering reachable from this
+// sidecar: its own edges are mine (the state files of others may not show
+// them yet), every other sidecar's come from edges(name).
+func cycleFrom(self string, mine []string, edges func(name string) []string) []string {
+	return sidecarname.FindCycle([]string{self}, func(name string) []string {
+		if name == self {
+			return mine
 		}
-		mark[name] = visiting
-		stack = append(stack, name)
-		next := mine
-		if name != self {
-			next = edges(name)
-		}
-		for _, n := range next {
-			if c := visit(n); c != nil {
-				return c
-			}
-		}
-		stack = stack[:len(stack)-1]
-		mark[name] = done
-		return nil
-	}
-	return visit(self)
+		return edges(name)
+	})
 }
