@@ -20,7 +20,8 @@ import (
 type enode struct {
 	src      *snode
 	val      any
-	text     string
+	text     string // kept source text to write instead of val
+	hasText  bool
 	expanded bool
 	entries  []*entry // a mapping's, in order
 	items    []*enode // a sequence's, in order
@@ -166,7 +167,8 @@ func (ed *editor) apply(op inject.Op) error {
 		return fmt.Errorf("%s %s: %w", op.Op, op.Path, errCannotEdit)
 	}
 	isMap := parent.src.kind == mapKind
-	fresh := &enode{val: op.Value, text: ed.textFor(op.Text)}
+	fresh := &enode{val: op.Value}
+	fresh.text, fresh.hasText = ed.textFor(op.Text)
 	switch op.Op {
 	case "add", "replace":
 		if isMap {
@@ -224,16 +226,29 @@ func (ed *editor) apply(op inject.Op) error {
 	return nil
 }
 
+// peekKeep notes, before op is applied, the source text it will replace
+// (see keep).
+func (ed *editor) peekKeep(op inject.Op) {
+	tokens := inject.Tokens(op.Path)
+	if op.Keep == "" || len(tokens) == 0 || op.Op != "add" && op.Op != "replace" {
+		return
+	}
+	parent, err := ed.resolve(tokens[:len(tokens)-1])
+	if err != nil || parent.src == nil || parent.src.kind != mapKind {
+		return
+	}
+	if e := parent.find(tokens[len(tokens)-1]); e != nil {
+		ed.keep(op.Keep, parent, e)
+	}
+}
+
 // textFor is a kept source text when it is of this document's format.
-func (ed *editor) textFor(kept string) string {
+func (ed *editor) textFor(kept string) (string, bool) {
 	prefix := "yaml:"
 	if ed.st.json {
 		prefix = "json:"
 	}
-	if t, ok := strings.CutPrefix(kept, prefix); ok {
-		return t
-	}
-	return ""
+	return strings.CutPrefix(kept, prefix)
 }
 
 // preferredIndex is where a person puts a new key among the others.
@@ -358,10 +373,15 @@ func (ed *editor) diffValue(v *enode, old, parent *snode, keyIndex int) error {
 	if v.src != nil {
 		return ed.diff(v)
 	}
-	text := v.text
-	if text == "" {
-		text = ed.render(v.val, parent, keyIndex, old)
+	if v.hasText { // kept source text: from just after "key:" in block style
+		start := old.start
+		if !ed.st.json && !parent.flow && keyIndex >= 0 {
+			start = parent.colon[keyIndex]
+		}
+		ed.add(start, old.end, v.text)
+		return nil
 	}
+	text := ed.render(v.val, parent, keyIndex, old)
 	start := old.start
 	switch {
 	case ed.st.json || parent.flow:
@@ -402,7 +422,12 @@ func (ed *editor) keep(place string, parent *enode, e *entry) {
 		return
 	}
 	old := e.val.src
-	src := ed.text[old.start:old.end]
+	block := !ed.st.json && !parent.src.flow
+	from := old.start
+	if block {
+		from = parent.src.colon[e.src]
+	}
+	src := ed.text[from:old.end]
 	var meaning any
 	if old.kind != scalarKind || old.y == nil || old.y.ShortTag() != "!!null" {
 		js, err := jsonOf(ed.text, old)
@@ -411,11 +436,12 @@ func (ed *editor) keep(place string, parent *enode, e *entry) {
 		}
 		meaning = decodeJSON(js)
 	}
-	if old.start != old.end && ed.render(meaning, parent.src, e.src, old) == src {
-		return
+	rendered := ed.render(meaning, parent.src, e.src, old)
+	if block && !strings.HasPrefix(rendered, ed.st.nl) {
+		rendered = " " + rendered
 	}
-	if old.start == old.end && !ed.st.json && !parent.src.flow && strings.TrimRight(ed.text[parent.src.colon[e.src]:ed.l.lineEnd(old.start)], "\r\n") == "" {
-		return // "key:" with nothing after it: uninject writes it so
+	if rendered == src {
+		return
 	}
 	prefix := "yaml:"
 	if ed.st.json {

@@ -217,13 +217,15 @@ func applyAll(p *parsed) (string, bool, error) {
 		changed = true
 		ops := inject.Prefixed(pd.prefix, pd.ops)
 		ed.kept = map[string]string{}
+		ed.peekKeep(ops[len(ops)-1]) // the record: it must know what it replaces
 		for _, op := range ops[:len(ops)-1] {
 			if err := ed.apply(op); err != nil {
 				return "", false, fmt.Errorf("%s: %w", pd.where, err)
 			}
 		}
-		last := inject.KeepText(ops, ed.kept)
-		if err := ed.apply(last[len(last)-1]); err != nil {
+		last := inject.KeepText(ops, ed.kept)[len(ops)-1]
+		last.Keep = "" // noted already
+		if err := ed.apply(last); err != nil {
 			return "", false, fmt.Errorf("%s: %w", pd.where, err)
 		}
 	}
