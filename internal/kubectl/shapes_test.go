@@ -3,8 +3,8 @@ package kubectl
 import (
 	"bytes"
 	"context"
-	"io"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
