@@ -140,8 +140,17 @@ func enabled(by string, line []string, env []corev1.EnvVar) bool {
 		}
 		return false
 	}
-	v, ok := flagValue(line, by)
-	return ok && (v == "" || v == "true" || v == "1")
+	bare := strings.TrimLeft(by, "-")
+	for _, w := range line {
+		if w == "--" {
+			break
+		}
+		flag, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if strings.HasPrefix(w, "-") && flag == bare {
+			return !hasValue || value == "true" || value == "1"
+		}
+	}
+	return false
 }
 
 // flagValue finds --name VALUE, --name=VALUE (or one dash) in a command
