@@ -103,6 +103,9 @@ func fits(s style, v any) bool {
 // block writes a YAML value that goes after "key:" or "- " at indentation
 // indent (the key's column): " value" on the same line, or lines below.
 func (s style) block(v any, indent int) string {
+	if str, ok := v.(string); ok {
+		return " " + s.scalar(str, false)
+	}
 	if fits(s, v) {
 		return " " + s.flow(v)
 	}
