@@ -236,3 +236,33 @@ func TestWrappedBy(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagsToAnnotations(t *testing.T) {
+	set := map[string]string{}
+	waitFor, has, err := mainAnnotations([]flag{{"wait-for", "a,b"}, {"ready-timeout", "2m"}, {"restart-policy", "OnFailure"}}, set)
+	if err != nil || !has || strings.Join(waitFor, ",") != "a,b" || set["ready-timeout"] != "2m" || len(set) != 1 {
+		t.Errorf("main: %q %v %v %v", waitFor, has, set, err)
+	}
+	if _, _, err := mainAnnotations([]flag{{"signal-group", ""}}, set); err == nil || !strings.Contains(err.Error(), "--signal-group has no annotation") {
+		t.Errorf("main: %v", err)
+	}
+	set = map[string]string{}
+	if err := sidecarAnnotations("proxy", []flag{{"name", "proxy"}, {"ready-tcp", "127.0.0.1:5432"}, {"stop-signal", "INT"}}, set); err != nil || set["ready-tcp.proxy"] != "127.0.0.1:5432" || set["stop-signal.proxy"] != "INT" {
+		t.Errorf("sidecar: %v %v", set, err)
+	}
+	if err := sidecarAnnotations("proxy", []flag{{"name", "other"}}, set); err == nil || !strings.Contains(err.Error(), "rename") {
+		t.Errorf("sidecar named otherwise: %v", err)
+	}
+	if err := sidecarAnnotations("proxy", []flag{{"wait-for", "x"}}, set); err == nil {
+		t.Error("a job-signal flag on sidecar-watch was taken")
+	}
+}
+
+func TestRestartFlags(t *testing.T) {
+	for policy, want := range map[corev1.RestartPolicy]string{"Never": "", "OnFailure": "--restart-policy OnFailure", "": "error", "Always": "error"} {
+		flags, err := restartFlags(policy)
+		if got := strings.Join(flags, " "); err != nil && want != "error" || err == nil && got != want {
+			t.Errorf("%q: %q %v, want %q", policy, got, err, want)
+		}
+	}
+}

@@ -26,56 +26,27 @@ func unwrap(t *template) ([]Op, error) {
 	rawContainers, _ := t.rawSpec["containers"].([]any)
 	for i := range t.spec.Containers {
 		c := &t.spec.Containers[i]
-		program := wrapper(first(c.Command))
-		if program == "" {
-			ignored = append(ignored, c.Name)
-			continue
-		}
-		flags, command, args, err := splitWrapped(c)
+		raw, _ := rawContainers[i].(map[string]any)
+		program, flags, cops, err := unwrapContainer(i, c, raw)
 		if err != nil {
 			return nil, fmt.Errorf("container %q: %w", c.Name, err)
 		}
-		base := Pointer("spec", "containers", index(i))
-		raw, _ := rawContainers[i].(map[string]any)
-		ops = append(ops, Op{Op: "replace", Path: base + "/command", Value: command})
-		switch {
-		case args != nil:
-			ops = append(ops, Op{Op: "add", Path: base + "/args", Value: args})
-		case presenceOf(raw, "args") != absent:
-			ops = append(ops, Op{Op: "remove", Path: base + "/args"})
-		}
-		ops = append(ops, removeItems(base, "volumeMounts", raw, "absent", "", StateVolume, BinVolume)...)
-		if program == "job-signal" {
+		ops = append(ops, cops...)
+		switch program {
+		case "":
+			ignored = append(ignored, c.Name)
+		case "job-signal":
 			if main != "" {
 				return nil, fmt.Errorf("containers %q and %q both run job-signal: a Pod has one main container", main, c.Name)
 			}
 			main = c.Name
-			for _, f := range flags {
-				switch f.name {
-				case "wait-for":
-					waitFor, _ = names(f.value)
-					hasWaitFor = true
-				case "ready-timeout":
-					set[f.name] = f.value
-				case "restart-policy", "dir":
-					// restartPolicy decides the first; the layout the second.
-				default:
-					return nil, fmt.Errorf("container %q: job-signal --%s has no annotation; remove it or add it after injecting", c.Name, f.name)
-				}
+			if waitFor, hasWaitFor, err = mainAnnotations(flags, set); err != nil {
+				return nil, fmt.Errorf("container %q: %w", c.Name, err)
 			}
-			continue
-		}
-		sidecars = append(sidecars, c.Name)
-		for _, f := range flags {
-			o, known := option(f.name)
-			switch {
-			case f.name == "name" && f.value != c.Name:
-				return nil, fmt.Errorf("container %q: sidecar-watch --name %s: inject names each sidecar after its container; rename one of them", c.Name, f.value)
-			case f.name == "name", f.name == "dir":
-			case known && !o.Main:
-				set[f.name+"."+c.Name] = f.value
-			default:
-				return nil, fmt.Errorf("container %q: sidecar-watch --%s has no annotation; remove it or add it after injecting", c.Name, f.name)
+		default:
+			sidecars = append(sidecars, c.Name)
+			if err := sidecarAnnotations(c.Name, flags, set); err != nil {
+				return nil, fmt.Errorf("container %q: %w", c.Name, err)
 			}
 		}
 	}
@@ -96,6 +67,65 @@ func unwrap(t *template) ([]Op, error) {
 		set["wait-for"] = strings.Join(waitFor, ",")
 	}
 	return append(ops, addAnnotations(t, set)...), nil
+}
+
+// unwrapContainer restores one container's command line and mounts: the
+// program that wrapped it ("" for none) and its flags.
+func unwrapContainer(i int, c *corev1.Container, raw map[string]any) (string, []flag, []Op, error) {
+	program := wrapper(first(c.Command))
+	if program == "" {
+		return "", nil, nil, nil
+	}
+	flags, command, args, err := splitWrapped(c)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	base := Pointer("spec", "containers", index(i))
+	ops := []Op{{Op: "replace", Path: base + "/command", Value: command}}
+	switch {
+	case args != nil:
+		ops = append(ops, Op{Op: "add", Path: base + "/args", Value: args})
+	case presenceOf(raw, "args") != absent:
+		ops = append(ops, Op{Op: "remove", Path: base + "/args"})
+	}
+	ops = append(ops, removeItems(base, "volumeMounts", raw, "absent", "", StateVolume, BinVolume)...)
+	return program, flags, ops, nil
+}
+
+// mainAnnotations turns job-signal's flags into annotations (into set)
+// and returns its --wait-for.
+func mainAnnotations(flags []flag, set map[string]string) (waitFor []string, hasWaitFor bool, err error) {
+	for _, f := range flags {
+		switch f.name {
+		case "wait-for":
+			waitFor, _ = names(f.value)
+			hasWaitFor = true
+		case "ready-timeout":
+			set[f.name] = f.value
+		case "restart-policy", "dir":
+			// restartPolicy decides the first; the layout the second.
+		default:
+			return nil, false, fmt.Errorf("job-signal --%s has no annotation; remove it or add it after injecting", f.name)
+		}
+	}
+	return waitFor, hasWaitFor, nil
+}
+
+// sidecarAnnotations turns a sidecar-watch's flags into annotations.
+func sidecarAnnotations(name string, flags []flag, set map[string]string) error {
+	for _, f := range flags {
+		o, known := option(f.name)
+		switch {
+		case f.name == "name" && f.value != name:
+			return fmt.Errorf("sidecar-watch --name %s: inject names each sidecar after its container; rename one of them", f.value)
+		case f.name == "name", f.name == "dir":
+		case known && !o.Main:
+			set[f.name+"."+name] = f.value
+		default:
+			return fmt.Errorf("sidecar-watch --%s has no annotation; remove it or add it after injecting", f.name)
+		}
+	}
+	return nil
 }
 
 // addAnnotations sets annotations under Prefix, creating metadata and

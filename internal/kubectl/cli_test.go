@@ -139,6 +139,11 @@ func TestBadInput(t *testing.T) {
 		{"a JobList mixing kinds", "apiVersion: batch/v1\nkind: JobList\nitems:\n- {kind: Job, metadata: {name: a}, spec: {template: {spec: {containers: []}}}}\n- {kind: Deployment, metadata: {name: d}}\n", []string{"document 1 (line 1), JobList", "items[1].kind is Deployment"}},
 		{"no command, offline", job("      - {name: app, image: registry.example/app:1, args: [--all]}\n      - {name: proxy, image: cloud-sql-proxy, command: [/proxy]}\n"), []string{"document 1 (line 1), Job j, spec.template", `container "app"`, "--offline", "registry.example/app:1"}},
 		{"a field of the wrong type", job("      - {name: app, image: b, command: /app}\n"), []string{"document 1 (line 1), Job j, spec.template", "command"}},
+		{"a key in the wrong case", job("      - {name: a, image: i, Command: [/a]}\n      - {name: b, image: i, command: [/b]}\n"), []string{`spec.containers[0].Command`, `write "command"`}},
+		{"a Helm template", job("      - name: a\n        image: {{ .Values.image }}\n"), []string{"Helm template", "helm template"}},
+		{"two candidates for the job", job("      - {name: a, image: i, command: [/a]}\n      - {name: b, image: i, command: [/b]}\n"), []string{`"a" and "b"`, "job-signal.dev/main"}},
+		{"kubexit", job("      - {name: a, image: i, command: [/kubexit/kubexit, /a], env: [{name: KUBEXIT_NAME, value: a}]}\n      - {name: b, image: cloud-sql-proxy, command: [/b]}\n"), []string{"kubexit", "KUBEXIT_BIRTH_DEPS"}},
+		{"an https probe", job("      - {name: a, image: i, command: [/a]}\n      - {name: b, image: envoyproxy/envoy:v1.31, command: [envoy], readinessProbe: {httpGet: {scheme: HTTPS, port: 8443, path: /ready}}}\n"), []string{`container "b": readinessProbe is https`, "job-signal.dev/ready-tcp.b"}},
 		{"a bad annotation", strings.Replace(job("      - {name: a, image: b, command: [/a]}\n"), "  template:\n", "  template:\n    metadata: {annotations: {job-signal.dev/grace: soon}}\n", 1), []string{"Job j", "job-signal.dev/grace", "duration"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -460,15 +460,7 @@ func (ed *editor) lineIndent(off int) int {
 // deletions writes the removal of the members or items of src that are
 // not kept.
 func (ed *editor) deletions(src *snode, kept map[int]bool) error {
-	start := func(i int) int {
-		if src.kind == mapKind {
-			return src.keys[i].start
-		}
-		if !src.flow {
-			return src.dash[i]
-		}
-		return src.kids[i].start
-	}
+	start := func(i int) int { return itemStart(src, i) }
 	if !src.flow {
 		for i := range src.kids {
 			if kept[i] {
@@ -577,15 +569,7 @@ func firstLine(kept, rendered string) string {
 // insert writes a new member or item (text, given its indentation) before
 // the kept one at next, or after the one at prev.
 func (ed *editor) insert(src *snode, next, prev int, text func(indent int) string) error {
-	startOf := func(i int) int {
-		if src.kind == mapKind {
-			return src.keys[i].start
-		}
-		if !src.flow {
-			return src.dash[i]
-		}
-		return src.kids[i].start
-	}
+	startOf := func(i int) int { return itemStart(src, i) }
 	nl := ed.st.nl
 	if src.flow {
 		multiline := ed.st.json && !ed.st.single && strings.Contains(ed.text[src.start:src.end], "\n")
@@ -633,6 +617,18 @@ func (ed *editor) insert(src *snode, next, prev int, text func(indent int) strin
 	}
 	ed.add(at, at, strings.Repeat(" ", col)+text(col)+nl)
 	return nil
+}
+
+// itemStart is where member or item i of src begins: its key, its "-",
+// or (flow) the item itself.
+func itemStart(src *snode, i int) int {
+	switch {
+	case src.kind == mapKind:
+		return src.keys[i].start
+	case !src.flow:
+		return src.dash[i]
+	}
+	return src.kids[i].start
 }
 
 // commentsAbove moves a line start up over the comment lines right above

@@ -102,36 +102,6 @@ func TestFieldsKept(t *testing.T) {
 	}
 }
 
-// TestRefusedWithTheFix: inputs inject cannot handle are refused with
-// what to do.
-func TestRefusedWithTheFix(t *testing.T) {
-	job := func(containers string) string {
-		return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n" + containers
-	}
-	for _, tc := range []struct {
-		name, input string
-		want        []string
-	}{
-		{"a key in the wrong case", job("      - {name: a, image: i, Command: [/a]}\n      - {name: b, image: i, command: [/b]}\n"), []string{`spec.containers[0].Command`, `write "command"`}},
-		{"a Helm template", job("      - name: a\n        image: {{ .Values.image }}\n"), []string{"Helm template", "helm template"}},
-		{"two candidates", job("      - {name: a, image: i, command: [/a]}\n      - {name: b, image: i, command: [/b]}\n"), []string{`"a" and "b"`, "job-signal.dev/main"}},
-		{"kubexit", job("      - {name: a, image: i, command: [/kubexit/kubexit, /a], env: [{name: KUBEXIT_NAME, value: a}]}\n      - {name: b, image: cloud-sql-proxy, command: [/b]}\n"), []string{"kubexit", "KUBEXIT_BIRTH_DEPS"}},
-		{"an https probe", job("      - {name: a, image: i, command: [/a]}\n      - {name: b, image: envoyproxy/envoy:v1.31, command: [envoy], readinessProbe: {httpGet: {scheme: HTTPS, port: 8443, path: /ready}}}\n"), []string{`container "b": readinessProbe is https`, "job-signal.dev/ready-tcp.b"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := run(t, tc.input, true)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-		})
-	}
-}
-
 // TestNothingToDo: a Job with one container and no command passes
 // through untouched, offline too, with a note.
 func TestNothingToDo(t *testing.T) {

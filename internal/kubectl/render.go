@@ -30,27 +30,23 @@ func members(v any) (keys []string, vals []any, ok bool) {
 		}
 		return keys, vals, true
 	case map[string]any:
-		keys = make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			vals = append(vals, m[k])
-		}
-		return keys, vals, true
+		return sortedMembers(m)
 	case map[string]string:
-		keys = make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			vals = append(vals, m[k])
-		}
-		return keys, vals, true
+		return sortedMembers(m)
 	}
 	return nil, nil, false
+}
+
+func sortedMembers[V any](m map[string]V) (keys []string, vals []any, ok bool) {
+	keys = make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		vals = append(vals, m[k])
+	}
+	return keys, vals, true
 }
 
 // elements lists a value's items, or ok false.
