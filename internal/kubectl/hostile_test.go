@@ -51,7 +51,7 @@ func TestDeepNesting(t *testing.T) {
 	const depth = 9000
 	for _, doc := range []string{
 		`{"apiVersion":"v1","kind":"ConfigMap","data":` + strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth) + "}",
-		`{"apiVersion":"batch/v1","kind":"Job","spec":{"template":{"spec":` + strings.Repeat(`[`, depth) + strings.Repeat("]", depth) + "}}}",
+		`{"apiVersion":"v1","kind":"Pod","spec":{"restartPolicy":"Never","containers":[{"name":"a","image":"i","command":["/a"]}],"x":` + strings.Repeat(`[`, depth) + strings.Repeat("]", depth) + "}}",
 		"apiVersion: v1\nkind: ConfigMap\ndata: " + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "\n",
 	} {
 		var before, after runtime.MemStats
