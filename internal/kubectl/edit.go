@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/job-signal/job-signal/inject"
 )
 
@@ -57,6 +59,16 @@ type editor struct {
 	st    style
 	kept  map[string]string // source texts the record must keep, by place
 	edits []edit
+	// moved are the words of a list an op replaced, which later ops may
+	// put elsewhere (a command's words going in front of args): they keep
+	// their source text there.
+	moved []movedWord
+}
+
+type movedWord struct {
+	value, text string
+	style       yaml.Style
+	col         int // the column of its "-" (block lists)
 }
 
 type edit struct {
@@ -174,6 +186,7 @@ func (ed *editor) apply(op inject.Op) error {
 		if isMap {
 			if e := parent.find(last); e != nil {
 				ed.keep(op.Keep, parent, e)
+				ed.remember(e.val)
 				e.val = fresh
 				return nil
 			}
@@ -224,6 +237,63 @@ func (ed *editor) apply(op inject.Op) error {
 		return fmt.Errorf("unknown operation %q", op.Op)
 	}
 	return nil
+}
+
+// remember notes the words of a source list about to be replaced.
+func (ed *editor) remember(old *enode) {
+	src := old.src
+	if src == nil || src.kind != seqKind {
+		return
+	}
+	for i, w := range src.kids {
+		if w.kind != scalarKind || w.y != nil && w.y.ShortTag() != "!!str" || w.y == nil && ed.text[w.start] != '"' {
+			continue
+		}
+		mw := movedWord{value: w.str, text: ed.text[w.start:w.end], style: w.style}
+		if !src.flow {
+			mw.col = ed.column(src.dash[i])
+		}
+		ed.moved = append(ed.moved, mw)
+	}
+}
+
+// movedText is the source text of a moved word v for a new item of a
+// list (flow or block at dash column col), when it can stand there.
+func (ed *editor) movedText(v any, flow bool, col int) (string, bool) {
+	word, ok := v.(string)
+	if !ok {
+		return "", false
+	}
+	for i, w := range ed.moved {
+		if w.value != word {
+			continue
+		}
+		text := w.text
+		switch block := w.style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0; {
+		case ed.st.json:
+		case flow && (block || strings.Contains(text, "\n") || w.style == 0 && !safePlain(word, true)):
+			return "", false
+		case block:
+			text = shiftLines(text, col-w.col)
+		}
+		ed.moved = slices.Delete(ed.moved, i, i+1)
+		return text, true
+	}
+	return "", false
+}
+
+// shiftLines indents every line of text but the first by shift columns.
+func shiftLines(text string, shift int) string {
+	lines := strings.Split(text, "\n")
+	for i := 1; i < len(lines); i++ {
+		switch {
+		case shift > 0 && strings.TrimSpace(lines[i]) != "":
+			lines[i] = strings.Repeat(" ", shift) + lines[i]
+		case shift < 0:
+			lines[i] = lines[i][min(-shift, len(lines[i])-len(strings.TrimLeft(lines[i], " "))):]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // peekKeep notes, before op is applied, the source text it will replace
@@ -549,6 +619,12 @@ func (ed *editor) insertItem(n *enode, j int) error {
 		return slices.Index(src.kids, n.items[k].src)
 	}, len(n.items), j)
 	return ed.insert(src, next, prev, func(indent int) string {
+		if text, ok := ed.movedText(it.val, src.flow, indent); ok {
+			if !ed.st.json && !src.flow {
+				return "- " + text
+			}
+			return text
+		}
 		switch {
 		case ed.st.json:
 			return ed.st.pretty(it.val, indent)
