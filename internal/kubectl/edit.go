@@ -479,7 +479,7 @@ func (ed *editor) render(v any, parent *snode, keyIndex int, old *snode) string 
 	case parent.flow:
 		return ed.st.flow(v)
 	case keyIndex >= 0:
-		return strings.TrimPrefix(ed.st.block(v, ed.column(parent.keys[keyIndex].start)), " ")
+		return strings.TrimPrefix(ed.styleIn(parent).block(v, ed.column(parent.keys[keyIndex].start)), " ")
 	}
 	i := slices.Index(parent.kids, old)
 	return strings.TrimPrefix(ed.st.item(v, ed.column(parent.dash[i])), " ")
@@ -605,7 +605,7 @@ func (ed *editor) insertEntry(n *enode, j int) error {
 		case src.flow:
 			return ed.st.key(e.key) + ": " + firstLine(e.val.text, ed.st.flow(e.val.val))
 		}
-		return ed.st.key(e.key) + ":" + ed.st.block(e.val.val, indent)
+		return ed.st.key(e.key) + ":" + ed.styleIn(src).block(e.val.val, indent)
 	})
 }
 
@@ -693,6 +693,19 @@ func (ed *editor) insert(src *snode, next, prev int, text func(indent int) strin
 	}
 	ed.add(at, at, strings.Repeat(" ", col)+text(col)+nl)
 	return nil
+}
+
+// styleIn is the style for new values of a block mapping: block lists
+// indented as its own lists are, when it has any.
+func (ed *editor) styleIn(m *snode) style {
+	st := ed.st
+	for i, v := range m.kids {
+		if v.kind == seqKind && !v.flow && len(v.dash) > 0 {
+			st.seqIn = ed.column(v.dash[0]) > ed.column(m.keys[i].start)
+			break
+		}
+	}
+	return st
 }
 
 // itemStart is where member or item i of src begins: its key, its "-",
