@@ -2,16 +2,22 @@
 // command, reports it ready, and stops it (its whole process group) when
 // the job run by job-signal is done, then exits 0 so the Pod can succeed.
 //
-// Who does what (see also ARCHITECTURE.md):
+// Who does what (see also ARCHITECTURE.md): one event loop owns all the
+// state, and its phases are waiting (the first scan, the --after
+// sidecars), running, stoppingAfter (the --stop-after sidecars) and
+// stopping.
 //
 //	main.go     flags and their checks, Main
-//	run.go      set-up and the event loop
+//	loop.go     the state, set-up, and the one select: what happens on each event
+//	handle.go   the handlers of the events
+//	decide.go   pure decisions: when the sidecar stops (the job's view), what a
+//	            signal means, what follows the command's own exit
+//	order.go    pure decisions on --after and --stop-after, cycle search
+//	start.go    the directory, the wait before the command, each start
+//	stop.go     the stop sequence: --stop-after, quit URL, signal, grace, SIGKILL
+//	child.go    the sidecar's processes: command, probe, restarts, adopted daemon
+//	jobstate.go the job's view, the lock waiter, job-start timers
 //	report.go   writing the sidecar's state, the final logs
-//	decide.go   when the sidecar stops: a pure function of the job's view
-//	jobstate.go reading the job's view, the lock waiter, job-start timers
-//	child.go    the sidecar's command: start, readiness, exits, restarts
-//	order.go    --after and --stop-after waits, cycle search
-//	stop.go     the stop sequence: quit URL, signal, grace, SIGKILL
 package sidecarwatch
 
 import (
