@@ -14,6 +14,7 @@ import (
 type Proc struct {
 	PID       int
 	StartTime uint64
+	PGID      int // its process group when it was seen
 }
 
 // Running reports whether the process is still there and not a zombie.
@@ -21,15 +22,6 @@ func (p Proc) Running() bool { return procfs.Running(p.PID, p.StartTime) }
 
 // Alive reports whether pid exists and is not a zombie.
 func Alive(pid int) bool { return procfs.Alive(pid) }
-
-// GroupOf is pid's process group, or 0 when it is gone.
-func GroupOf(pid int) int {
-	st, err := procfs.ReadStat(pid)
-	if err != nil {
-		return 0
-	}
-	return st.PGRP
-}
 
 // SignalGroup sends sig to process group pgid; a group already gone is
 // not an error.
@@ -44,15 +36,15 @@ func KillGroup(pgid int) { unix.Kill(-pgid, syscall.SIGKILL) }
 // child subreaper) that it did not start, outside process group except
 // (whose members may still be dying of a SIGKILL just sent). Empty unless
 // this process reaps.
-func Orphans(except int) []int {
+func Orphans(except int) []Proc {
 	r := activeReaper()
 	if r == nil {
 		return nil
 	}
-	var out []int
+	var out []Proc
 	for _, st := range procfs.Children(os.Getpid()) {
 		if !st.Zombie() && st.PGRP != except && !r.owns(st.PID) {
-			out = append(out, st.PID)
+			out = append(out, Proc{PID: st.PID, StartTime: st.StartTime, PGID: st.PGRP})
 		}
 	}
 	return out
@@ -67,7 +59,7 @@ func KillAll(groups, roots []int, orphans bool) []Proc {
 	var targets []Proc
 	add := func(pid int) {
 		if st, err := procfs.ReadStat(pid); err == nil && !st.Zombie() {
-			targets = append(targets, Proc{PID: pid, StartTime: st.StartTime})
+			targets = append(targets, Proc{PID: pid, StartTime: st.StartTime, PGID: st.PGRP})
 		}
 	}
 	for _, root := range roots {
@@ -77,9 +69,9 @@ func KillAll(groups, roots []int, orphans bool) []Proc {
 		}
 	}
 	if orphans {
-		for _, pid := range Orphans(0) {
-			add(pid)
-			for _, below := range procfs.Descendants(pid) {
+		for _, o := range Orphans(0) {
+			add(o.PID)
+			for _, below := range procfs.Descendants(o.PID) {
 				add(below)
 			}
 		}

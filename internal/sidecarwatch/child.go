@@ -36,7 +36,7 @@ type sidecar struct {
 	// reaping: orphans are re-parented to sidecar-watch (PID 1 or
 	// --subreaper), so a daemon the command leaves is adopted here.
 	reaping bool
-	adopted []int       // the live processes of a daemon the command left
+	adopted []proc.Proc // the live processes of a daemon the command left
 	killed  []proc.Proc // what SIGKILL was sent to, until gone
 }
 
@@ -48,8 +48,14 @@ func (s *sidecar) start(restarts int) error {
 	}
 	s.child, s.exitSeen, s.started = child, false, time.Now()
 	s.log.Info("sidecar started", "pid", child.PID(), "command", cli.Command(s.cfg.Command), "restarts", restarts)
+	s.startProbe()
+	return nil
+}
+
+// startProbe starts checking readiness, when there is a check.
+func (s *sidecar) startProbe() {
 	if s.cfg.probe == nil {
-		return nil
+		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.probeCancel = cancel
@@ -58,7 +64,6 @@ func (s *sidecar) start(restarts int) error {
 	go func(p probe.Probe, failed chan<- error, passed chan<- error) {
 		passed <- probe.Loop(ctx, p, s.cfg.ReadyInterval, s.cfg.ProbeTimeout, failed)
 	}(s.cfg.probe, s.probeFailed, s.probePassed)
-	return nil
 }
 
 // exited is closed when the running command has ended; nil when none runs
@@ -112,7 +117,7 @@ func (s *sidecar) probeFailureWorthRecording(err error, last string) bool {
 // group must not outlive it, nor run twice after a restart. adopted lists
 // the live processes it left outside its group that sidecar-watch adopted:
 // a daemon.
-func (s *sidecar) reap() (status proc.Status, adopted []int) {
+func (s *sidecar) reap() (status proc.Status, adopted []proc.Proc) {
 	status = s.child.Status()
 	pgid := s.child.PID()
 	proc.KillGroup(pgid)
@@ -124,14 +129,21 @@ func (s *sidecar) reap() (status proc.Status, adopted []int) {
 	return status, adopted
 }
 
-// adopt makes a daemon the command left the sidecar: it is stopped with
-// the stop sequence, as the command would have been.
-func (s *sidecar) adopt(pids []int) { s.adopted = pids }
+// adopt makes a daemon the command left the sidecar: its readiness is
+// checked as the command's was, and it is stopped with the stop sequence,
+// as the command would have been.
+func (s *sidecar) adopt(daemon []proc.Proc) {
+	s.adopted = daemon
+	if len(daemon) > 0 {
+		s.startProbe()
+	}
+}
 
-// adoptedGone reports whether none of the adopted processes is alive.
+// adoptedGone reports whether none of the adopted processes, nor anyone in
+// their process groups, is alive.
 func (s *sidecar) adoptedGone() bool {
-	for _, pid := range s.adopted {
-		if proc.GroupAlive(proc.GroupOf(pid)) || proc.Alive(pid) {
+	for _, p := range s.adopted {
+		if p.Running() || proc.GroupAlive(p.PGID) {
 			return false
 		}
 	}
@@ -175,7 +187,7 @@ func (s *sidecar) pgid() int {
 		return s.child.PID()
 	}
 	if len(s.adopted) > 0 {
-		return proc.GroupOf(s.adopted[0])
+		return s.adopted[0].PGID
 	}
 	return 0
 }
@@ -187,9 +199,9 @@ func (s *sidecar) groups() []int {
 	if s.child != nil {
 		out = append(out, s.child.PID())
 	}
-	for _, pid := range s.adopted {
-		if g := proc.GroupOf(pid); g > 0 && !slices.Contains(out, g) {
-			out = append(out, g)
+	for _, p := range s.adopted {
+		if p.PGID > 0 && !slices.Contains(out, p.PGID) {
+			out = append(out, p.PGID)
 		}
 	}
 	return out
@@ -215,7 +227,9 @@ func (s *sidecar) killAll() {
 	if s.child != nil {
 		roots = append(roots, s.child.PID())
 	}
-	roots = append(roots, s.adopted...)
+	for _, p := range s.adopted {
+		roots = append(roots, p.PID)
+	}
 	s.killed = proc.KillAll(s.groups(), roots, s.reaping)
 }
 

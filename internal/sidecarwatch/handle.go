@@ -97,13 +97,13 @@ func (l *loop) onOrphanReaped() {
 	if l.phase != running || l.sidecar.child != nil || len(l.sidecar.adopted) == 0 || !l.sidecar.adoptedGone() {
 		return
 	}
-	l.log.Warn("the sidecar's adopted daemon ended by itself", "pids", l.sidecar.adopted)
+	l.log.Warn("the sidecar's adopted daemon ended by itself")
 	l.sidecar.adopted = nil
 	l.sidecarEnded(proc.Status{}, time.Since(l.sidecar.started), nil)
 }
 
 // sidecarEnded decides what follows the sidecar's end by itself.
-func (l *loop) sidecarEnded(status proc.Status, ranFor time.Duration, adopted []int) {
+func (l *loop) sidecarEnded(status proc.Status, ranFor time.Duration, adopted []proc.Proc) {
 	l.state.ChildPID = 0
 	l.state.ExitCode = status.ExitCode()
 	l.state.LastError = "sidecar " + status.String()
