@@ -68,7 +68,8 @@ type Cmd struct {
 
 	ReadyTCP      string        `name:"ready-tcp" xor:"ready" env:"SIDECAR_WATCH_READY_TCP" placeholder:"HOST:PORT" help:"Ready once HOST:PORT accepts a TCP connection."`
 	ReadyHTTP     string        `name:"ready-http" xor:"ready" env:"SIDECAR_WATCH_READY_HTTP" placeholder:"URL" help:"Ready once a GET of URL answers 2xx."`
-	ReadyFile     string        `name:"ready-file" xor:"ready" env:"SIDECAR_WATCH_READY_FILE" placeholder:"PATH" help:"Ready once PATH exists. Without any --ready-* flag the sidecar is ready as soon as COMMAND has started."`
+	ReadyFile     string        `name:"ready-file" xor:"ready" env:"SIDECAR_WATCH_READY_FILE" placeholder:"PATH" help:"Ready once PATH exists."`
+	ReadyExec     string        `name:"ready-exec" xor:"ready" env:"SIDECAR_WATCH_READY_EXEC" placeholder:"COMMAND" help:"Ready once COMMAND exits 0, as a Kubernetes exec probe: a JSON array such as '[\"pg_isready\",\"-h\",\"127.0.0.1\"]' or words separated by spaces, run without a shell, killed after --probe-timeout; its output (the first 4 KiB) says why the sidecar is not ready. Without any --ready-* flag the sidecar is ready as soon as COMMAND has started."`
 	ReadyInterval time.Duration `name:"ready-interval" default:"100ms" nonzero:"" env:"SIDECAR_WATCH_READY_INTERVAL" placeholder:"DURATION" help:"Longest pause between readiness checks until one passes; the first pauses are shorter (from 5ms, doubling) so a fast sidecar is seen at once (default ${default})."`
 	ProbeTimeout  time.Duration `name:"probe-timeout" default:"1s" nonzero:"" env:"SIDECAR_WATCH_PROBE_TIMEOUT" placeholder:"DURATION" help:"Time limit of one readiness check (default ${default})."`
 
@@ -136,6 +137,10 @@ func (c *Cmd) validate() error {
 			return fmt.Errorf("--ready-file: %w", err)
 		}
 		c.probe = probe.File{Path: c.ReadyFile}
+	case c.ReadyExec != "":
+		if c.probe, err = probe.NewExec(c.ReadyExec); err != nil {
+			return fmt.Errorf("--ready-exec: %w", err)
+		}
 	}
 	if c.QuitURL != "" {
 		if c.quit, err = probe.NewHTTP(c.QuitURL); err != nil {
