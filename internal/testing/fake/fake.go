@@ -59,6 +59,7 @@ type config struct {
 	stopCode    int    // N of exit:N
 
 	grandchild string
+	ownSession bool
 	doubleFork string
 
 	fill     string
@@ -94,6 +95,7 @@ func parse(args []string) (*config, error) {
 	stop := fs.String("stop-signal", "TERM,INT", "the signals that ask this process to stop, comma-separated")
 	fs.StringVar(&c.onStop, "on-stop", "die", "on a stop signal: die (by the signal), ignore, or exit:N")
 	fs.StringVar(&c.grandchild, "grandchild", "", "start a grandchild in this process group that ignores every stop signal; its PID goes here")
+	fs.BoolVar(&c.ownSession, "grandchild-session", false, "start the -grandchild in a session of its own (setsid), outside this process group, as PostgreSQL's backends are")
 	fs.StringVar(&c.doubleFork, "double-fork", "", "start an orphan (via an intermediate that exits at once) that writes its PID here and exits when FILE.exit exists")
 	fs.StringVar(&c.fill, "fill", "", "before ending by itself, write zeros to this file until its filesystem is full (at most 64 MiB)")
 	fs.StringVar(&c.waitFile, "wait-file", "", "end once this file exists")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"syscall"
 	"time"
 )
 
@@ -90,6 +91,9 @@ func startGrandchild(c *config) error {
 	cmd := exec.Command(self, "-role", "grandchild", "-pidfile", c.grandchild, "-max-life", c.maxLife.String())
 	cmd.Args[0] = "fake" // how testscript's test binary knows what to run
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if c.ownSession {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
