@@ -79,6 +79,9 @@ func TestReadinessFromProbes(t *testing.T) {
 		{"https: say so", http("/ready", intstr.FromInt32(8443), "", corev1.URISchemeHTTPS), nil, "", "", "is https, and sidecar-watch probes plain http only"},
 		{"an unknown port name", tcp(intstr.FromString("nope"), ""), nil, "", "", `port "nope" is not the name`},
 		{"headers", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80), HTTPHeaders: []corev1.HTTPHeader{{Name: "Host", Value: "x"}}}}}, nil, "", "", "sends headers"},
+		{"exec", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"pg_isready", "-h", "127.0.0.1", "-p", "5432"}}}}, nil, "ready-exec", `["pg_isready","-h","127.0.0.1","-p","5432"]`, ""},
+		{"exec with spaces and quotes", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", `test -e "/tmp/ready file" && echo <ok>`}}}}, nil, "ready-exec", `["sh","-c","test -e \"/tmp/ready file\" && echo <ok>"]`, ""},
+		{"exec without a command", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{}}}, nil, "", "", "want a command"},
 		{"grpc", &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9000}}}, nil, "", "", "gRPC"},
 		{"port 0", tcp(intstr.FromInt32(0), ""), nil, "", "", "the port must be a number"},
 	} {
@@ -106,6 +109,7 @@ func TestReadinessFromProbes(t *testing.T) {
 			check := map[string]func(string) error{
 				"ready-http": func(v string) error { _, err := sidecarspec.HTTPURL(v); return err },
 				"ready-tcp":  func(v string) error { _, err := sidecarspec.TCPAddr(v); return err },
+				"ready-exec": func(v string) error { _, err := sidecarspec.Exec(v); return err },
 			}
 			if err := check[d.key](d.value); err != nil {
 				t.Errorf("sidecar-watch would refuse %s: %v", d.value, err)

@@ -20,7 +20,7 @@ type derived struct {
 }
 
 // readinessFromProbes turns the container's readinessProbe (else its
-// startupProbe) into --ready-http or --ready-tcp. A probe sidecar-watch
+// startupProbe) into --ready-http, --ready-tcp or --ready-exec. A probe sidecar-watch
 // cannot run is an error that says why and which annotation to set
 // instead; no probe is no setting.
 func readinessFromProbes(c *corev1.Container) (*derived, error) {
@@ -32,7 +32,7 @@ func readinessFromProbes(c *corev1.Container) (*derived, error) {
 		return nil, nil
 	}
 	where := fmt.Sprintf("container %q: %s", c.Name, field)
-	instead := fmt.Sprintf("set %sready-tcp.%s (or ready-http, ready-file) to say when it is ready", Prefix, c.Name)
+	instead := fmt.Sprintf("set %sready-tcp.%s (or ready-http, ready-file, ready-exec) to say when it is ready", Prefix, c.Name)
 	switch h := probe.ProbeHandler; {
 	case h.HTTPGet != nil:
 		g := h.HTTPGet
@@ -65,10 +65,24 @@ func readinessFromProbes(c *corev1.Container) (*derived, error) {
 			return nil, fmt.Errorf("%s gives %s: %w; %s", where, addr, err, instead)
 		}
 		return &derived{"ready-tcp", addr, where}, nil
+	case h.Exec != nil:
+		// The kubelet runs the command in the container, without a shell;
+		// sidecar-watch runs it there too, as a JSON array (exact words).
+		if len(h.Exec.Command) == 0 {
+			return nil, fmt.Errorf("%s: exec has no command: want a command such as [pg_isready, -h, 127.0.0.1]; %s", where, instead)
+		}
+		b, err := marshal(h.Exec.Command)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if _, err := sidecarspec.Exec(string(b)); err != nil {
+			return nil, fmt.Errorf("%s: %w; %s", where, err, instead)
+		}
+		return &derived{"ready-exec", string(b), where}, nil
 	case h.GRPC != nil:
 		return nil, fmt.Errorf("%s is a gRPC health check, which sidecar-watch cannot run: %s (its port %d accepts TCP)", where, instead, h.GRPC.Port)
 	}
-	return nil, nil // exec: see execProbe
+	return nil, nil
 }
 
 // probeHost is where sidecar-watch, inside the Pod, reaches the port the

@@ -164,7 +164,7 @@ func (p *plan) checkReferences() error {
 	p.after, p.stop = map[string][]string{}, map[string][]string{}
 	for _, name := range p.sidecars {
 		if n := readinessCount(p.s.sidecar[name]); n > 1 {
-			return fmt.Errorf("annotations %sready-*.%s: give at most one of ready-tcp, ready-http and ready-file", Prefix, name)
+			return fmt.Errorf("annotations %sready-*.%s: give at most one of ready-tcp, ready-http, ready-file and ready-exec", Prefix, name)
 		}
 		for key, order := range map[string]map[string][]string{"after": p.after, "stop-after": p.stop} {
 			v, ok := p.s.sidecar[name][key]
