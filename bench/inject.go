@@ -99,6 +99,7 @@ func (b *bench) inject() error {
 			perDoc := (r.p50 - single.p50) / time.Duration(docs-1)
 			r.note += fmt.Sprintf("; %s per further document (p50, over the one-document run)", human(perDoc))
 		}
+		fmt.Fprintf(os.Stderr, "bench: %s: %s\n", r.name, r.note)
 		b.rows = append(b.rows, r)
 	}
 	return nil
