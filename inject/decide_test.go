@@ -270,3 +270,60 @@ func TestRestartFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestSidecarNamedSo: a container whose name says it is a sidecar (the
+// names meshes and charts give their sidecars, or plainly "sidecar") is one,
+// whatever its image; a name that only resembles one is no evidence.
+func TestSidecarNamedSo(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"sidecar", true},
+		{"proxy", true},
+		{"log-sidecar", true},
+		{"istio-proxy", true},
+		{"linkerd-proxy", true},
+		{"cloud-sql-proxy", true},
+		{"fluent-bit", true},
+		{"vault-agent", true},
+		{"main", false},
+		{"app", false},
+		{"build-proxy", false},
+		{"sidecar-injector-test", false},
+		{"nginx", false},
+		{"postgres", false},
+	} {
+		if got := sidecarNamedSo(tc.name); got != tc.want {
+			t.Errorf("sidecarNamedSo(%q) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestMainBesideANamedSidecar: the usual two-container Job, written with
+// no annotation and two images inject knows nothing of, has its job
+// chosen when the other container is named as a sidecar.
+func TestMainBesideANamedSidecar(t *testing.T) {
+	for _, tc := range []struct {
+		names      []string
+		main, fail string
+	}{
+		{[]string{"main", "sidecar"}, "main", ""},
+		{[]string{"proxy", "app"}, "app", ""},
+		{[]string{"export", "istio-proxy"}, "export", ""},
+		{[]string{"build-proxy", "db"}, "", "could each be"},
+	} {
+		var containers []candidate
+		for _, n := range tc.names {
+			c := corev1.Container{Name: n, Image: "registry.example/" + n + ":1"}
+			containers = append(containers, candidate{name: n, sidecar: sidecarOf(&c, knownSidecar(c.Image))})
+		}
+		got, err := chooseMain(containers, nil, false, "")
+		switch {
+		case tc.fail != "" && (err == nil || !strings.Contains(err.Error(), tc.fail)):
+			t.Errorf("%v: chose %q, err %v; want an error with %q", tc.names, got, err, tc.fail)
+		case tc.fail == "" && got != tc.main:
+			t.Errorf("%v: chose %q (%v), want %q", tc.names, got, err, tc.main)
+		}
+	}
+}

@@ -110,11 +110,8 @@ func (p *plan) chooseRoles(defaultContainer string) error {
 	}
 	var candidates []candidate
 	for _, c := range p.spec.Containers {
-		cand := candidate{name: c.Name, ignored: p.roles[c.Name] == roleIgnored}
-		if k := p.known[c.Name]; k.isSidecar(concat(c.Command, c.Args)) {
-			cand.sidecar = k.Name
-		}
-		candidates = append(candidates, cand)
+		candidates = append(candidates, candidate{name: c.Name, ignored: p.roles[c.Name] == roleIgnored,
+			sidecar: sidecarOf(&c, p.known[c.Name])})
 	}
 	main, err := chooseMain(candidates, p.s.main, p.s.hasMain, defaultContainer)
 	if err != nil {

@@ -2,6 +2,8 @@ package inject
 
 import (
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // KnownSidecar is what job-signal knows about a program people run beside
@@ -153,6 +155,36 @@ func knownSidecar(image string) *KnownSidecar {
 		}
 	}
 	return nil
+}
+
+// sidecarOf says which sidecar a container surely is, "" when it may be
+// the job: a known sidecar's image (with its command, for rows such as
+// vault's), or a name that says so.
+func sidecarOf(c *corev1.Container, k *KnownSidecar) string {
+	switch {
+	case k.isSidecar(concat(c.Command, c.Args)):
+		return k.Name
+	case sidecarNamedSo(c.Name):
+		return "named so"
+	}
+	return ""
+}
+
+// sidecarNamedSo says whether a container's name says it is a sidecar:
+// "sidecar", "proxy", NAME-sidecar, or the name a known sidecar's
+// container gets where meshes and charts add it (istio-proxy,
+// linkerd-proxy, cloud-sql-proxy, ...). A name that only resembles one
+// (build-proxy) is no evidence: a job may well be called so.
+func sidecarNamedSo(name string) bool {
+	if name == "sidecar" || name == "proxy" || strings.HasSuffix(name, "-sidecar") {
+		return true
+	}
+	for _, k := range KnownSidecars {
+		if k.Sidecar && k.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // isSidecar says whether the row makes this container a sidecar for sure.
