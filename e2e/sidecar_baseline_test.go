@@ -33,11 +33,7 @@ func baselineJob(name string, native bool) *batchv1.Job {
 	}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: batchv1.JobSpec{BackoffLimit: ptr.To(int32(0)), Template: corev1.PodTemplateSpec{
-			// Two containers of one image: say which is the job, as inject asks.
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"kubectl.kubernetes.io/default-container": "main"}},
-			Spec:       spec,
-		}},
+		Spec:       batchv1.JobSpec{BackoffLimit: ptr.To(int32(0)), Template: corev1.PodTemplateSpec{Spec: spec}},
 	}
 }
 
