@@ -15,9 +15,6 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
-
-	"github.com/job-signal/job-signal/internal/version"
-	"github.com/job-signal/job-signal/signalfs"
 )
 
 // Exit codes of the wrappers themselves. A wrapped command's own code is
@@ -133,18 +130,7 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 			panic(p)
 		}
 	}()
-	parser, err := kong.New(grammar,
-		kong.Name(program),
-		kong.Description(description),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitPanic{code}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
-		kong.Vars{"dir": signalfs.DefaultDir, "version": program + " " + version.String()},
-	)
-	if err != nil {
-		// The grammar is ours: a mistake in it is a bug.
-		panic(err)
-	}
+	parser := newParser(program, description, grammar, stdout, stderr)
 	flags := FlagsOf(grammar)
 	if err := flags.MissingValue(args); err != nil {
 		if onParseError != nil {
@@ -178,6 +164,44 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 		format = f.Format()
 	}
 	return Report(program, format, stderr, run(kctx))
+}
+
+// newParser builds kong's model of the command line grammar describes.
+func newParser(program, description string, grammar any, stdout, stderr io.Writer) *kong.Kong {
+	parser, err := kong.New(grammar,
+		kong.Name(program),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitPanic{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
+		kong.Vars(Vars(program)),
+	)
+	if err != nil {
+		// The grammar is ours: a mistake in it is a bug.
+		panic(err)
+	}
+	return parser
+}
+
+// ParseKong parses args into grammar as Main does with kong, and runs
+// nothing: the reference the tests hold ParseQuick to. It returns the
+// selected command's path ("run") or the parse error.
+func ParseKong(program string, grammar any, args []string) (command string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(exitPanic); ok {
+				err = fmt.Errorf("kong exited with code %d", e.code)
+				return
+			}
+			panic(p)
+		}
+	}()
+	parser := newParser(program, "", grammar, io.Discard, io.Discard)
+	kctx, err := parser.Parse(FlagsOf(grammar).joinValues(args))
+	if err != nil {
+		return "", err
+	}
+	return kctx.Command(), nil
 }
 
 // invalidError is a Validate hook's error.

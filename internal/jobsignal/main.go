@@ -106,9 +106,18 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		signals, stop = cli.CatchSignals(proc.ForwardedSignals())
 		defer stop()
 	}
+	env := func() *cli.Env {
+		return &cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}
+	}
+	// The common command line, job-signal [flags] [--] COMMAND, needs no
+	// model of the whole grammar; anything else (help, a mistake) is kong's.
+	if args[0] == "run" && cli.ParseQuick("job-signal", &c, "Run", args[1:]) {
+		return cli.Report("job-signal", c.Format(), stderr, c.Run.Run(env(), e))
+	}
+	c = CLI{}
 	onParseError := func(err error) { e.recordUsageFailure(err) }
 	return cli.Main("job-signal", description, &c, args, stdout, stderr, onParseError, func(k *kong.Context) error {
-		return k.Run(&cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}, e)
+		return k.Run(env(), e)
 	})
 }
 
