@@ -113,6 +113,38 @@ func CatchSignals(sigs []os.Signal) (chan os.Signal, func()) {
 	return ch, func() { signal.Stop(ch) }
 }
 
+// Catching is signal catching being set up in the background.
+type Catching struct {
+	done chan struct{}
+	ch   chan os.Signal
+	stop func()
+}
+
+// CatchSignalsSoon is CatchSignals in a goroutine of its own: the runtime
+// enables each signal with a round trip to its signal thread, and the
+// caller's own start-up goes on meanwhile. Signals waits until they are
+// caught.
+func CatchSignalsSoon(sigs []os.Signal) *Catching {
+	c := &Catching{done: make(chan struct{})}
+	go func() {
+		c.ch, c.stop = CatchSignals(sigs)
+		close(c.done)
+	}()
+	return c
+}
+
+// Signals returns the channel the signals arrive on, once they are caught.
+func (c *Catching) Signals() chan os.Signal {
+	<-c.done
+	return c.ch
+}
+
+// Stop stops catching (once they are caught).
+func (c *Catching) Stop() {
+	<-c.done
+	c.stop()
+}
+
 // exitPanic is how kong's exit (after --help) unwinds back to Main.
 type exitPanic struct{ code int }
 
