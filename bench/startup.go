@@ -128,11 +128,7 @@ func (b *bench) goProgram(name, source string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(b.bin, name)
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	return out, cmd.Run()
+	return out, buildIn(dir, out, ".")
 }
 
 const helloSource = `package main

@@ -17,6 +17,16 @@ type Proc struct {
 	PGID      int // its process group when it was seen
 }
 
+// Group is the process's process group now: a daemon leaves the group it
+// was seen in (setsid) when it gets to it. While it is gone, or a zombie,
+// it is the group it was seen in.
+func (p Proc) Group() int {
+	if st, err := procfs.ReadStat(p.PID); err == nil && st.StartTime == p.StartTime && !st.Zombie() {
+		return st.PGRP
+	}
+	return p.PGID
+}
+
 // Running reports whether the process is still there and not a zombie.
 func (p Proc) Running() bool { return procfs.Running(p.PID, p.StartTime) }
 

@@ -1,6 +1,6 @@
 // Package resolve looks up the ENTRYPOINT and CMD of container images in
 // their registries (the OCI distribution API, through go-containerregistry),
-// for the containers inject.Needs lists. Results are cached by digest; a
+// for the containers an inject.Plan needs. Results are cached by digest; a
 // tag is resolved to its digest on every lookup, with the caller's
 // credentials, so a cached answer is only given to whoever can pull the
 // image now.
@@ -196,7 +196,7 @@ func configOf(img v1.Image) (inject.ImageConfig, error) {
 	if err != nil {
 		return inject.ImageConfig{}, fmt.Errorf("read image config: %w", err)
 	}
-	return inject.ImageConfig{Entrypoint: file.Config.Entrypoint, Cmd: file.Config.Cmd}, nil
+	return inject.ImageConfig{Entrypoint: file.Config.Entrypoint, Cmd: file.Config.Cmd, StopSignal: file.Config.StopSignal}, nil
 }
 
 // cache maps "digest platform" to an answer; when full, it forgets an

@@ -115,14 +115,23 @@ func (s *sidecar) probeFailureWorthRecording(err error, last string) bool {
 
 // reap handles the command's end by itself: what it left in its process
 // group must not outlive it, nor run twice after a restart. adopted lists
-// the live processes it left outside its group that sidecar-watch adopted:
-// a daemon.
+// the live processes it left that sidecar-watch adopted: a daemon.
+//
+// A command that exits 0 may have daemonized, and its daemon leaves the
+// command's process group (setsid) only when it gets to it, maybe after
+// the command's exit was seen here: so after an exit 0 every orphan is
+// adopted, in the command's group or not, and the group is not killed.
 func (s *sidecar) reap() (status proc.Status, adopted []proc.Proc) {
 	status = s.child.Status()
 	pgid := s.child.PID()
-	proc.KillGroup(pgid)
 	s.child = nil
 	s.cancelProbe()
+	if s.reaping && status.ExitCode() == 0 {
+		if adopted = proc.Orphans(0); len(adopted) > 0 {
+			return status, adopted
+		}
+	}
+	proc.KillGroup(pgid)
 	if s.reaping {
 		adopted = proc.Orphans(pgid)
 	}
@@ -143,7 +152,7 @@ func (s *sidecar) adopt(daemon []proc.Proc) {
 // their process groups, is alive.
 func (s *sidecar) adoptedGone() bool {
 	for _, p := range s.adopted {
-		if p.Running() || proc.GroupAlive(p.PGID) {
+		if p.Running() || proc.GroupAlive(p.Group()) {
 			return false
 		}
 	}
@@ -187,7 +196,7 @@ func (s *sidecar) pgid() int {
 		return s.child.PID()
 	}
 	if len(s.adopted) > 0 {
-		return s.adopted[0].PGID
+		return s.adopted[0].Group()
 	}
 	return 0
 }
@@ -200,8 +209,8 @@ func (s *sidecar) groups() []int {
 		out = append(out, s.child.PID())
 	}
 	for _, p := range s.adopted {
-		if p.PGID > 0 && !slices.Contains(out, p.PGID) {
-			out = append(out, p.PGID)
+		if g := p.Group(); g > 0 && !slices.Contains(out, g) {
+			out = append(out, g)
 		}
 	}
 	return out

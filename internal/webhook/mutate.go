@@ -11,12 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -92,7 +92,7 @@ func (c *Config) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		reason := err.Error()
 		log.Warn("admitted unchanged", "reason", reason)
 		resp.Warnings = []string{"job-signal-webhook: Pod admitted without job-signal: " + reason}
-		patch = skipPatch(req.Object.Raw, &pod, reason)
+		patch = skipPatch(req.Object.Raw, reason)
 	} else {
 		log.Info("injected", "warnings", len(warnings))
 	}
@@ -102,7 +102,7 @@ func (c *Config) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	if len(patch) == 0 {
 		return resp
 	}
-	raw, err := json.Marshal(patch)
+	raw, err := inject.Patch(patch)
 	if err != nil {
 		log.Error("admitted unchanged: could not write the patch", "err", err)
 		return resp
@@ -112,14 +112,15 @@ func (c *Config) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	return resp
 }
 
-// mutate injects pod and returns the patch that does it.
-func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) ([]Operation, []string, error) {
-	needs, err := inject.Needs(pod.Spec, pod.Annotations)
+// mutate injects pod (raw, as the API server sent it) and returns the
+// changes, decided once by inject, as JSON Patch operations on raw.
+func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) ([]inject.Op, []string, error) {
+	plan, err := inject.Prepare(raw)
 	if err != nil {
 		return nil, nil, err
 	}
 	var images map[string]inject.ImageConfig
-	if len(needs) > 0 {
+	if needs := plan.Needs(); len(needs) > 0 {
 		ctx, cancel := resolve.Timeout(ctx, c.RegistryTimeout)
 		defer cancel()
 		keychain, err := c.keychain(ctx, namespace, pod)
@@ -135,31 +136,8 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 			return nil, nil, err
 		}
 	}
-	res, err := inject.Inject(inject.Input{Spec: pod.Spec, Annotations: pod.Annotations, Images: images, Installer: cmp.Or(c.Installer, version.Image)})
-	if err != nil {
-		return nil, nil, err
-	}
-	after := pod.DeepCopy()
-	after.Spec, after.Annotations = res.Spec, res.Annotations
-	if inject.Injected(pod.Annotations) {
-		keepLayout(&pod.Spec, &after.Spec)
-	}
-	patch, err := podPatch(raw, pod, after)
-	return patch, res.Warnings, err
-}
-
-// keepLayout leaves the init containers and volumes of a Pod injected
-// before (by the plugin, or by this webhook's first call) as they are:
-// Inject only adds to them, and rebuilds its additions from scratch. On a
-// second call, when the API server reinvokes the webhook (policy IfNeeded),
-// other admission plugins have changed those additions since: the
-// ServiceAccount admission, run again, mounts the API token into the
-// install container (which is why the API server calls again at all), an
-// image-mirroring webhook may have renamed its image. Rebuilding would
-// undo that. The containers still go through Inject: one added since (a
-// mesh's sidecar) gets wrapped.
-func keepLayout(before, after *corev1.PodSpec) {
-	after.InitContainers, after.Volumes = before.InitContainers, before.Volumes
+	res, err := plan.Inject(images, cmp.Or(c.Installer, version.Image))
+	return res.Ops, res.Warnings, err
 }
 
 // keychain is the Pod's pull secrets, then the webhook's own Docker config.
@@ -182,35 +160,19 @@ func (c *Config) keychain(ctx context.Context, namespace string, pod *corev1.Pod
 	return authn.NewMultiKeychain(k, authn.DefaultKeychain), nil
 }
 
-// podPatch is the patch from before to after, fitted to raw (before as
-// the API server sent it).
-func podPatch(raw []byte, before, after *corev1.Pod) ([]Operation, error) {
-	old, err := json.Marshal(before)
-	if err != nil {
-		return nil, err
+// skipPatch only records why the Pod was not injected, creating metadata
+// or its annotations when raw lacks them.
+func skipPatch(raw []byte, reason string) []inject.Op {
+	var pod struct {
+		Metadata *struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
 	}
-	new, err := json.Marshal(after)
-	if err != nil {
-		return nil, err
+	switch kjson.UnmarshalCaseSensitivePreserveInts(raw, &pod); {
+	case pod.Metadata == nil:
+		return []inject.Op{{Op: "add", Path: "/metadata", Value: map[string]any{"annotations": map[string]string{inject.AnnotationSkipped: reason}}}}
+	case pod.Metadata.Annotations == nil:
+		return []inject.Op{{Op: "add", Path: "/metadata/annotations", Value: map[string]string{inject.AnnotationSkipped: reason}}}
 	}
-	ops, err := Diff(old, new)
-	if err != nil {
-		return nil, err
-	}
-	return Anchor(raw, ops)
-}
-
-// skipPatch only records why the Pod was not injected.
-func skipPatch(raw []byte, pod *corev1.Pod, reason string) []Operation {
-	after := pod.DeepCopy()
-	after.Annotations = maps.Clone(pod.Annotations)
-	if after.Annotations == nil {
-		after.Annotations = map[string]string{}
-	}
-	after.Annotations[inject.AnnotationSkipped] = reason
-	patch, err := podPatch(raw, pod, after)
-	if err != nil {
-		return nil
-	}
-	return patch
+	return []inject.Op{{Op: "add", Path: inject.Pointer("metadata", "annotations", inject.AnnotationSkipped), Value: reason}}
 }

@@ -139,7 +139,7 @@ func TestRegistryDownOrSlow(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	s := webhooktest.Start(t, &webhook.Config{RegistryTimeout: timeout})
 	for _, registry := range []string{silent.Addr().String(), closedAddr} {
-		pod := jobPod(corev1.Container{Name: "job", Image: registry + "/tool:1", Args: []string{"run"}})
+		pod := jobPod(corev1.Container{Name: "job", Image: registry + "/tool:1", Args: []string{"run"}}, container("proxy", "/proxy"))
 		start := time.Now()
 		after, resp := s.Review(t, pod)
 		elapsed := time.Since(start)
