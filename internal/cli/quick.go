@@ -108,9 +108,12 @@ var (
 // collect gathers the flags of the struct s, and of the structs it embeds;
 // in the command's struct (isCommand) also its passthrough argument.
 func (q *quick) collect(s reflect.Value, isCommand bool) bool {
-	t := s.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
+	if hasKongHooks(s) {
+		return false
+	}
+	st := s.Type()
+	for i := range st.NumField() {
+		f := st.Field(i)
 		if !f.IsExported() {
 			continue
 		}
@@ -243,6 +246,20 @@ func validates(s reflect.Value) bool {
 }
 
 type validatable interface{ Validate() error }
+
+// hasKongHooks reports whether the struct s has a method kong calls that
+// ParseQuick does not: a hook (BeforeApply...), or a Validate that is not
+// the plain Validate() error.
+func hasKongHooks(s reflect.Value) bool {
+	t := reflect.PointerTo(s.Type())
+	for _, name := range []string{"BeforeReset", "BeforeResolve", "BeforeApply", "AfterApply", "AfterRun"} {
+		if _, ok := t.MethodByName(name); ok {
+			return true
+		}
+	}
+	_, hasValidate := t.MethodByName("Validate")
+	return hasValidate && !t.Implements(reflect.TypeFor[validatable]())
+}
 
 // isValidatable is v's Validate method, on v or on its address.
 func isValidatable(v reflect.Value) validatable {

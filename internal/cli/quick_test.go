@@ -45,6 +45,31 @@ type quickOther struct {
 	Name string `name:"name" help:"Name."`
 }
 
+// A grammar with a hook kong calls is left to kong.
+func TestParseQuickLeavesHooksToKong(t *testing.T) {
+	var g hookGrammar
+	if ParseQuick("qt", &g, "Run", []string{"--", "x"}) {
+		t.Error("ParseQuick parsed a grammar with an AfterApply hook")
+	}
+	if _, err := ParseKong("qt", &g, []string{"run", "--", "x"}); err != nil || !g.Run.applied {
+		t.Errorf("kong: %v, hook ran: %v", err, g.Run.applied)
+	}
+}
+
+type hookGrammar struct {
+	Run hookRun `cmd:""`
+}
+
+type hookRun struct {
+	Command []string `arg:"" passthrough:"partial"`
+	applied bool
+}
+
+func (r *hookRun) AfterApply() error {
+	r.applied = true
+	return nil
+}
+
 // agree parses args both ways and fails t when ParseQuick accepted them
 // but kong would not, or would make something else of them. It returns
 // whether ParseQuick accepted them.
