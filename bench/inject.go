@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"time"
 )
@@ -130,21 +129,12 @@ func (b *bench) buildReference() (string, error) {
 		return "", nil
 	}
 	dir := filepath.Join(b.work, "reference")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	archive := exec.Command("sh", "-c", "git archive \"$0\" | tar -x -C \"$1\"", injectReference, dir)
-	archive.Stderr = os.Stderr
-	if err := archive.Run(); err != nil {
+	if err := extractRevision(injectReference, dir); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: no reference build (git archive %s: %v)\n", injectReference, err)
 		return "", nil
 	}
 	out := filepath.Join(b.work, "bin", "kubectl-job_signal.reference")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, "./cmd/kubectl-job_signal")
-	build.Dir = dir
-	build.Env = append(slices.Clone(os.Environ()), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := buildIn(dir, out, "./cmd/kubectl-job_signal"); err != nil {
 		return "", fmt.Errorf("build the reference (%s) plugin: %w", injectReference, err)
 	}
 	return out, nil
