@@ -1,0 +1,336 @@
+// Package hostileregistry is a container registry that misbehaves on
+// purpose, for tests of every client that reads from registries: a small
+// real HTTP server on 127.0.0.1 speaking enough of the OCI distribution
+// API (a ping, manifests by tag and digest, blobs) to be looked up, where
+// each repository plays one trick: endless bodies, sizes and digests that
+// lie, a slow drip, error text of a megabyte. It counts the body bytes it
+// wrote for each trick, so a test can show that the client stopped
+// reading, not only that it failed.
+package hostileregistry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A Trick is how one repository misbehaves.
+type Trick string
+
+// The tricks; each is served as the repository "trick/NAME", tag "1".
+const (
+	// Honest serves a small valid image: the control.
+	Honest Trick = "honest"
+	// EndlessManifest answers the manifest with 200 and a body that never
+	// ends, without a Content-Length.
+	EndlessManifest Trick = "endless-manifest"
+	// EndlessError resolves its tag, then answers the manifest's GET with
+	// 404 and an error body that never ends.
+	EndlessError Trick = "endless-error"
+	// HugeErrorText resolves its tag, then answers the manifest's GET
+	// with 500 and a megabyte of structured error text, over many lines.
+	HugeErrorText Trick = "huge-error-text"
+	// HugeConfig serves a manifest announcing an 8 GiB config, and serves
+	// that config, endlessly, when asked.
+	HugeConfig Trick = "huge-config"
+	// LongConfig announces a small config and serves an endless one,
+	// without a Content-Length.
+	LongConfig Trick = "long-config"
+	// WrongManifestDigest serves, for the digest asked, a manifest that
+	// does not hash to it.
+	WrongManifestDigest Trick = "wrong-manifest-digest"
+	// WrongConfigDigest serves a config blob that does not hash to its
+	// digest.
+	WrongConfigDigest Trick = "wrong-config-digest"
+	// SlowDrip sends the manifest's headers, then one byte every 50 ms.
+	SlowDrip Trick = "slow-drip"
+	// HugeIndexChild serves an index whose linux/amd64 image announces a
+	// manifest of 1 GiB, served endlessly.
+	HugeIndexChild Trick = "huge-index-child"
+	// Unavailable answers 503, as a registry being restarted.
+	Unavailable Trick = "unavailable"
+)
+
+// Tricks lists every trick but Honest.
+var Tricks = []Trick{EndlessManifest, EndlessError, HugeErrorText, HugeConfig, LongConfig,
+	WrongManifestDigest, WrongConfigDigest, SlowDrip, HugeIndexChild, Unavailable}
+
+// Response is one scripted answer (see Registry.Script).
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	// Repeat sends Body again and again until the client goes away.
+	Repeat bool
+}
+
+// Registry is a running hostile registry.
+type Registry struct {
+	Host string // 127.0.0.1:PORT, plain HTTP (clients use it for loopback hosts)
+
+	srv     *http.Server
+	serving atomic.Int64 // answers being written
+	mu      sync.Mutex
+	sent    map[Trick]*atomic.Int64
+	script  func(r *http.Request) Response
+}
+
+// Start serves every trick until the test ends.
+func Start(t testing.TB) *Registry {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Registry{Host: l.Addr().String(), sent: map[Trick]*atomic.Int64{}}
+	for _, trick := range append([]Trick{Honest, "scripted"}, Tricks...) {
+		r.sent[trick] = &atomic.Int64{}
+	}
+	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.srv.Serve(l)
+	}()
+	t.Cleanup(func() {
+		r.srv.Close() // ends endless bodies: their writes fail
+		<-done
+	})
+	return r
+}
+
+// Image is the reference of the image that plays trick.
+func (r *Registry) Image(trick Trick) string {
+	return r.Host + "/trick/" + string(trick) + ":1"
+}
+
+// Sent is how many body bytes the registry wrote for trick so far.
+func (r *Registry) Sent(trick Trick) int64 { return r.sent[trick].Load() }
+
+// Script makes the repository "trick/scripted" answer every request with
+// what answer returns (nil: 404).
+func (r *Registry) Script(answer func(*http.Request) Response) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.script = answer
+}
+
+// ScriptedImage is the reference of the scripted repository.
+func (r *Registry) ScriptedImage() string { return r.Host + "/trick/scripted:1" }
+
+// Idle waits until no answer is being written (a client that stopped
+// reading an endless body has hung up), at most d; false if some still
+// is. Sent is final then.
+func (r *Registry) Idle(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for r.serving.Load() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond) // a counter has no event to wait on: poll, bounded
+	}
+	return true
+}
+
+func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
+	r.serving.Add(1)
+	defer r.serving.Add(-1)
+	if req.URL.Path == "/v2/" {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	rest, ok := strings.CutPrefix(req.URL.Path, "/v2/trick/")
+	name, rest, ok2 := strings.Cut(rest, "/")
+	counter := r.sent[Trick(name)]
+	if !ok || !ok2 || counter == nil {
+		http.NotFound(w, req)
+		return
+	}
+	out := &countingWriter{w: w, n: counter}
+	if name == "scripted" {
+		r.mu.Lock()
+		answer := r.script
+		r.mu.Unlock()
+		if answer == nil {
+			http.NotFound(w, req)
+			return
+		}
+		resp := answer(req)
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.Status)
+		if req.Method != http.MethodHead {
+			writeBody(out, resp.Body, resp.Repeat, 0)
+		}
+		return
+	}
+	kind, ref, _ := strings.Cut(rest, "/")
+	playTrick(out, req, Trick(name), kind, ref)
+}
+
+// countingWriter counts the body bytes written.
+type countingWriter struct {
+	w http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Header() http.Header  { return c.w.Header() }
+func (c *countingWriter) WriteHeader(code int) { c.w.WriteHeader(code) }
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// writeBody writes body once, or until the client leaves when repeat;
+// with drip, one byte at a time, drip apart.
+func writeBody(w http.ResponseWriter, body []byte, repeat bool, drip time.Duration) {
+	flusher, _ := w.(interface{ Flush() })
+	if f, ok := w.(*countingWriter); ok {
+		flusher, _ = f.w.(http.Flusher)
+	}
+	for {
+		if drip > 0 {
+			for i := range body {
+				if _, err := w.Write(body[i : i+1]); err != nil {
+					return
+				}
+				if flusher != nil {
+					flusher.Flush()
+				}
+				time.Sleep(drip) // the trick is to be slow: a pace, not a synchronisation
+			}
+		} else if _, err := w.Write(body); err != nil {
+			return
+		}
+		if !repeat || len(body) == 0 {
+			return
+		}
+	}
+}
+
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// fill is a block of bytes for endless bodies.
+var fill = []byte(strings.Repeat("0123456789abcdef", 4096))
+
+const (
+	manifestType = "application/vnd.oci.image.manifest.v1+json"
+	indexType    = "application/vnd.oci.image.index.v1+json"
+	configType   = "application/vnd.oci.image.config.v1+json"
+)
+
+// honestConfig is the config of every image here: it runs /app serve.
+var honestConfig = []byte(`{"architecture":"amd64","os":"linux","config":{"Entrypoint":["/app"],"Cmd":["serve"]},"rootfs":{"type":"layers","diff_ids":[]}}`)
+
+func manifestFor(configDigest string, configSize int64) []byte {
+	return fmt.Appendf(nil, `{"schemaVersion":2,"mediaType":%q,"config":{"mediaType":%q,"digest":%q,"size":%d},"layers":[]}`,
+		manifestType, configType, configDigest, configSize)
+}
+
+// playTrick answers a manifests or blobs request for one trick.
+func playTrick(w http.ResponseWriter, req *http.Request, trick Trick, kind, ref string) {
+	head := req.Method == http.MethodHead
+	send := func(status int, mediaType string, body []byte) {
+		w.Header().Set("Content-Type", mediaType)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		if status == http.StatusOK && kind == "manifests" {
+			w.Header().Set("Docker-Content-Digest", digestOf(body))
+		}
+		w.WriteHeader(status)
+		if !head {
+			w.Write(body)
+		}
+	}
+	endless := func(status int, mediaType string, drip time.Duration) {
+		w.Header().Set("Content-Type", mediaType)
+		w.WriteHeader(status)
+		if !head {
+			writeBody(w, fill, true, drip)
+		}
+	}
+	config := honestConfig
+	manifest := manifestFor(digestOf(config), int64(len(config)))
+	switch {
+	case head && kind == "manifests" && (trick == EndlessError || trick == HugeErrorText):
+		send(http.StatusOK, manifestType, manifest)
+		return
+	case trick == EndlessError:
+		endless(http.StatusNotFound, "application/json", 0)
+		return
+	case trick == HugeErrorText:
+		var b strings.Builder
+		b.WriteString(`{"errors":[`)
+		for i := 0; b.Len() < 1<<20; i++ {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"code":"UNKNOWN","message":"line %d\nof a very long\r\nmessage\t%s"}`, i, strings.Repeat("x", 200))
+		}
+		b.WriteString("]}")
+		send(http.StatusInternalServerError, "application/json", []byte(b.String()))
+		return
+	case trick == Unavailable:
+		send(http.StatusServiceUnavailable, "text/plain", []byte("restarting\n"))
+		return
+	case trick == HugeConfig:
+		manifest = manifestFor(digestOf(config), 8<<30)
+	}
+	switch {
+	case kind == "manifests" && trick == HugeIndexChild:
+		index := fmt.Appendf(nil, `{"schemaVersion":2,"mediaType":%q,"manifests":[{"mediaType":%q,"digest":%q,"size":%d,"platform":{"architecture":"amd64","os":"linux"}}]}`,
+			indexType, manifestType, digestOf(manifest), 1<<30)
+		if !strings.HasPrefix(ref, "sha256:") || ref == digestOf(index) {
+			send(http.StatusOK, indexType, index)
+			return
+		}
+		endless(http.StatusOK, manifestType, 0)
+	case kind == "manifests" && trick == EndlessManifest && head:
+		// The tag resolves to some digest; its content never ends.
+		w.Header().Set("Content-Type", manifestType)
+		w.Header().Set("Content-Length", strconv.Itoa(len(manifest)))
+		w.Header().Set("Docker-Content-Digest", digestOf(manifest))
+	case kind == "manifests" && trick == EndlessManifest:
+		endless(http.StatusOK, manifestType, 0)
+	case kind == "manifests" && trick == SlowDrip:
+		w.Header().Set("Content-Type", manifestType)
+		w.Header().Set("Docker-Content-Digest", digestOf(manifest))
+		w.Header().Set("Content-Length", strconv.Itoa(len(manifest)))
+		w.WriteHeader(http.StatusOK)
+		if !head {
+			writeBody(w, manifest, false, 50*time.Millisecond)
+		}
+	case kind == "manifests" && trick == WrongManifestDigest && strings.HasPrefix(ref, "sha256:"):
+		other := append(manifest, ' ') // the same manifest, one byte more: another digest
+		w.Header().Set("Content-Type", manifestType)
+		w.Header().Set("Docker-Content-Digest", ref)
+		w.Header().Set("Content-Length", strconv.Itoa(len(other)))
+		w.WriteHeader(http.StatusOK)
+		if !head {
+			w.Write(other)
+		}
+	case kind == "manifests":
+		send(http.StatusOK, manifestType, manifest)
+	case kind == "blobs" && trick == HugeConfig, kind == "blobs" && trick == LongConfig:
+		endless(http.StatusOK, "application/octet-stream", 0)
+	case kind == "blobs" && trick == WrongConfigDigest:
+		bad := []byte(strings.Replace(string(config), "/app", "/bad", 1)) // same size, other digest
+		send(http.StatusOK, "application/octet-stream", bad)
+	case kind == "blobs":
+		send(http.StatusOK, "application/octet-stream", config)
+	default:
+		http.NotFound(w, req)
+	}
+}
