@@ -46,6 +46,9 @@ func Injected(annotations map[string]string) bool {
 // wrapped command lines are kept.
 func Needs(spec corev1.PodSpec, annotations map[string]string) ([]Need, error) {
 	orig, ann, known, err := original(spec, annotations)
+	if err == nil {
+		err = admissible(&orig)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +127,9 @@ func Inject(in Input) (Result, error) {
 		annotations = map[string]string{}
 	}
 	annotations[AnnotationInjected] = rec.encode()
+	if err := admissible(&out); err != nil {
+		return Result{}, err
+	}
 	return Result{Spec: out, Annotations: annotations, Warnings: p.warnings}, nil
 }
 
