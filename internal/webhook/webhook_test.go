@@ -33,9 +33,9 @@ func TestDecide(t *testing.T) {
 		{"a Job's Pod injected already (by the CLI): inject again, a no-op", metav1.ObjectMeta{OwnerReferences: job, Annotations: map[string]string{inject.AnnotationInjected: "{}"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := webhook.Decide(&corev1.Pod{ObjectMeta: tc.meta})
-			if got != tc.inject || !got && why == "" {
-				t.Errorf("Decide = %v %q, want %v and a reason when false", got, why, tc.inject)
+			got, class, why := webhook.Decide(&corev1.Pod{ObjectMeta: tc.meta})
+			if got != tc.inject || !got && (why == "" || class == "") {
+				t.Errorf("Decide = %v %q %q, want %v and a reason when false", got, class, why, tc.inject)
 			}
 		})
 	}

@@ -9,12 +9,9 @@
 package hostileregistry
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
+	"bytes"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,6 +120,34 @@ func (r *Registry) Script(answer func(*http.Request) Response) {
 	r.script = answer
 }
 
+// HonestAnswer is the answer of an honest registry to req, for a script to
+// give where it plays no trick: the image of Honest.
+func HonestAnswer(req *http.Request) Response {
+	rec := &recorder{header: http.Header{}}
+	_, rest, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, "/v2/trick/"), "/")
+	kind, ref, _ := strings.Cut(rest, "/")
+	playTrick(rec, req, Honest, kind, ref)
+	return Response{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
+}
+
+// recorder keeps an answer (httptest's is for tests, not their tools).
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+func (r *recorder) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(b)
+}
+
 // ScriptedImage is the reference of the scripted repository.
 func (r *Registry) ScriptedImage() string { return r.Host + "/trick/scripted:1" }
 
@@ -167,7 +192,7 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		for k, v := range resp.Header {
 			w.Header()[k] = v
 		}
-		w.WriteHeader(resp.Status)
+		w.WriteHeader(cmpStatus(resp.Status))
 		if req.Method != http.MethodHead {
 			writeBody(out, resp.Body, resp.Repeat, 0)
 		}
@@ -175,6 +200,14 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	kind, ref, _ := strings.Cut(rest, "/")
 	playTrick(out, req, Trick(name), kind, ref)
+}
+
+// cmpStatus is status, or 200 when it is not one an HTTP server can send.
+func cmpStatus(status int) int {
+	if status < 100 || status > 999 {
+		return http.StatusOK
+	}
+	return status
 }
 
 // countingWriter counts the body bytes written.
@@ -215,122 +248,5 @@ func writeBody(w http.ResponseWriter, body []byte, repeat bool, drip time.Durati
 		if !repeat || len(body) == 0 {
 			return
 		}
-	}
-}
-
-func digestOf(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// fill is a block of bytes for endless bodies.
-var fill = []byte(strings.Repeat("0123456789abcdef", 4096))
-
-const (
-	manifestType = "application/vnd.oci.image.manifest.v1+json"
-	indexType    = "application/vnd.oci.image.index.v1+json"
-	configType   = "application/vnd.oci.image.config.v1+json"
-)
-
-// honestConfig is the config of every image here: it runs /app serve.
-var honestConfig = []byte(`{"architecture":"amd64","os":"linux","config":{"Entrypoint":["/app"],"Cmd":["serve"]},"rootfs":{"type":"layers","diff_ids":[]}}`)
-
-func manifestFor(configDigest string, configSize int64) []byte {
-	return fmt.Appendf(nil, `{"schemaVersion":2,"mediaType":%q,"config":{"mediaType":%q,"digest":%q,"size":%d},"layers":[]}`,
-		manifestType, configType, configDigest, configSize)
-}
-
-// playTrick answers a manifests or blobs request for one trick.
-func playTrick(w http.ResponseWriter, req *http.Request, trick Trick, kind, ref string) {
-	head := req.Method == http.MethodHead
-	send := func(status int, mediaType string, body []byte) {
-		w.Header().Set("Content-Type", mediaType)
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		if status == http.StatusOK && kind == "manifests" {
-			w.Header().Set("Docker-Content-Digest", digestOf(body))
-		}
-		w.WriteHeader(status)
-		if !head {
-			w.Write(body)
-		}
-	}
-	endless := func(status int, mediaType string, drip time.Duration) {
-		w.Header().Set("Content-Type", mediaType)
-		w.WriteHeader(status)
-		if !head {
-			writeBody(w, fill, true, drip)
-		}
-	}
-	config := honestConfig
-	manifest := manifestFor(digestOf(config), int64(len(config)))
-	switch {
-	case head && kind == "manifests" && (trick == EndlessError || trick == HugeErrorText):
-		send(http.StatusOK, manifestType, manifest)
-		return
-	case trick == EndlessError:
-		endless(http.StatusNotFound, "application/json", 0)
-		return
-	case trick == HugeErrorText:
-		var b strings.Builder
-		b.WriteString(`{"errors":[`)
-		for i := 0; b.Len() < 1<<20; i++ {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, `{"code":"UNKNOWN","message":"line %d\nof a very long\r\nmessage\t%s"}`, i, strings.Repeat("x", 200))
-		}
-		b.WriteString("]}")
-		send(http.StatusInternalServerError, "application/json", []byte(b.String()))
-		return
-	case trick == Unavailable:
-		send(http.StatusServiceUnavailable, "text/plain", []byte("restarting\n"))
-		return
-	case trick == HugeConfig:
-		manifest = manifestFor(digestOf(config), 8<<30)
-	}
-	switch {
-	case kind == "manifests" && trick == HugeIndexChild:
-		index := fmt.Appendf(nil, `{"schemaVersion":2,"mediaType":%q,"manifests":[{"mediaType":%q,"digest":%q,"size":%d,"platform":{"architecture":"amd64","os":"linux"}}]}`,
-			indexType, manifestType, digestOf(manifest), 1<<30)
-		if !strings.HasPrefix(ref, "sha256:") || ref == digestOf(index) {
-			send(http.StatusOK, indexType, index)
-			return
-		}
-		endless(http.StatusOK, manifestType, 0)
-	case kind == "manifests" && trick == EndlessManifest && head:
-		// The tag resolves to some digest; its content never ends.
-		w.Header().Set("Content-Type", manifestType)
-		w.Header().Set("Content-Length", strconv.Itoa(len(manifest)))
-		w.Header().Set("Docker-Content-Digest", digestOf(manifest))
-	case kind == "manifests" && trick == EndlessManifest:
-		endless(http.StatusOK, manifestType, 0)
-	case kind == "manifests" && trick == SlowDrip:
-		w.Header().Set("Content-Type", manifestType)
-		w.Header().Set("Docker-Content-Digest", digestOf(manifest))
-		w.Header().Set("Content-Length", strconv.Itoa(len(manifest)))
-		w.WriteHeader(http.StatusOK)
-		if !head {
-			writeBody(w, manifest, false, 50*time.Millisecond)
-		}
-	case kind == "manifests" && trick == WrongManifestDigest && strings.HasPrefix(ref, "sha256:"):
-		other := append(manifest, ' ') // the same manifest, one byte more: another digest
-		w.Header().Set("Content-Type", manifestType)
-		w.Header().Set("Docker-Content-Digest", ref)
-		w.Header().Set("Content-Length", strconv.Itoa(len(other)))
-		w.WriteHeader(http.StatusOK)
-		if !head {
-			w.Write(other)
-		}
-	case kind == "manifests":
-		send(http.StatusOK, manifestType, manifest)
-	case kind == "blobs" && trick == HugeConfig, kind == "blobs" && trick == LongConfig:
-		endless(http.StatusOK, "application/octet-stream", 0)
-	case kind == "blobs" && trick == WrongConfigDigest:
-		bad := []byte(strings.Replace(string(config), "/app", "/bad", 1)) // same size, other digest
-		send(http.StatusOK, "application/octet-stream", bad)
-	case kind == "blobs":
-		send(http.StatusOK, "application/octet-stream", config)
-	default:
-		http.NotFound(w, req)
 	}
 }
