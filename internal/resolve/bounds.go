@@ -31,7 +31,7 @@ const (
 	// one without takes it as it comes, and fails rather than wait, so
 	// that no answer holds part of the budget while waiting for more.
 	// Above every single bound: any answer within its bound can be read.
-	readBudget = 16 << 20
+	readBudget = 8 << 20
 )
 
 // BoundError is an answer of a registry over one of the bounds.

@@ -23,9 +23,10 @@ const (
 	// maxBody bounds an AdmissionReview: the API server accepts request
 	// bodies of up to 3 MiB, and etcd stores objects of up to 1.5 MiB.
 	maxBody = 4 << 20
-	// bodyBudget bounds the bytes of the bodies being handled at once:
-	// two of the largest, or hundreds of ordinary Pods (a few KiB each).
-	bodyBudget = 2 * maxBody
+	// bodyBudget bounds the bytes of the bodies being handled at once: one
+	// of the largest and hundreds of ordinary Pods (a few KiB each) beside
+	// it. A Pod takes a few times its size while it is handled.
+	bodyBudget = maxBody + 1<<20
 	// budgetWait is how long a request waits for its share of bodyBudget
 	// before it is answered "busy".
 	budgetWait = 2 * time.Second

@@ -123,13 +123,19 @@ func (c *Config) keychain(ctx context.Context, namespace string, pod *corev1.Pod
 }
 
 // podPatch is the patch from before to after, fitted to raw (before as
-// the API server sent it).
+// the API server sent it); only the parts injection changes are compared
+// when nothing else changed (projection.go).
 func podPatch(raw []byte, before, after *corev1.Pod) ([]Operation, error) {
-	old, err := json.Marshal(before)
+	var from, to any = before, after
+	projected := onlyProjected(before, after)
+	if projected {
+		from, to = projectionOf(before), projectionOf(after)
+	}
+	old, err := json.Marshal(from)
 	if err != nil {
 		return nil, err
 	}
-	new, err := json.Marshal(after)
+	new, err := json.Marshal(to)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +143,14 @@ func podPatch(raw []byte, before, after *corev1.Pod) ([]Operation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Anchor(raw, ops)
+	if !projected {
+		return Anchor(raw, ops)
+	}
+	doc, err := projectedRaw(raw)
+	if err != nil {
+		return nil, err
+	}
+	return anchorIn(doc, ops), nil
 }
 
 // skipPatch only records why the Pod was not injected.

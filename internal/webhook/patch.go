@@ -138,6 +138,11 @@ func Anchor(raw []byte, ops []Operation) ([]Operation, error) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, err
 	}
+	return anchorIn(doc, ops), nil
+}
+
+// anchorIn is Anchor on raw decoded (all of it, or every part ops touch).
+func anchorIn(doc any, ops []Operation) []Operation {
 	var out []Operation
 	for _, op := range ops {
 		tokens := strings.Split(op.Path, "/")[1:]
@@ -168,7 +173,7 @@ func Anchor(raw []byte, ops []Operation) ([]Operation, error) {
 		}
 		out = append(out, Operation{Op: "add", Path: "/" + strings.Join(tokens[:missing+1], "/"), Value: value})
 	}
-	return out, nil
+	return out
 }
 
 func unescape(tok string) string {

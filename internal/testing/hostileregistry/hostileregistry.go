@@ -74,7 +74,8 @@ type Registry struct {
 	Host string // 127.0.0.1:PORT, plain HTTP (clients use it for loopback hosts)
 
 	srv     *http.Server
-	serving atomic.Int64 // answers being written
+	done    chan struct{} // closed when the server has stopped
+	serving atomic.Int64  // answers being written
 	mu      sync.Mutex
 	sent    map[Trick]*atomic.Int64
 	script  func(r *http.Request) Response
@@ -83,25 +84,37 @@ type Registry struct {
 // Start serves every trick until the test ends.
 func Start(t testing.TB) *Registry {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	r, err := Serve()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Registry{Host: l.Addr().String(), sent: map[Trick]*atomic.Int64{}}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// Serve serves every trick until Close (for programs that are not
+// tests: the benchmarks).
+func Serve() (*Registry, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &Registry{Host: l.Addr().String(), sent: map[Trick]*atomic.Int64{}, done: make(chan struct{})}
 	for _, trick := range append([]Trick{Honest, "scripted"}, Tricks...) {
 		r.sent[trick] = &atomic.Int64{}
 	}
 	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(r.done)
 		r.srv.Serve(l)
 	}()
-	t.Cleanup(func() {
-		r.srv.Close() // ends endless bodies: their writes fail
-		<-done
-	})
-	return r
+	return r, nil
+}
+
+// Close stops the registry; endless answers end, their writes failing.
+func (r *Registry) Close() {
+	r.srv.Close()
+	<-r.done
 }
 
 // Image is the reference of the image that plays trick.
