@@ -117,4 +117,3 @@ func TestWebhookWindowsPod(t *testing.T) {
 		t.Errorf("a Windows Pod: uninjected %v, skipped %q", uninjected(got), why)
 	}
 }
-
