@@ -116,14 +116,14 @@ func cmpOr(a, b string) string {
 
 // webhookLatency times reviews by this build and by ref, alternately.
 func (b *bench) webhookLatency(reg *hostileregistry.Registry, ref, refName, why string) error {
-	ours, err := b.startWebhookProc(b.path("job-signal-webhook"))
+	ours, err := b.startWebhookProc(b.path("job-signal-webhook"), nil)
 	if err != nil {
 		return err
 	}
 	defer ours.stop()
 	var theirs *webhookProc
 	if ref != "" {
-		if theirs, err = b.startWebhookProc(ref); err != nil {
+		if theirs, err = b.startWebhookProc(ref, nil); err != nil {
 			return err
 		}
 		defer theirs.stop()
@@ -197,8 +197,8 @@ func (b *bench) webhookMemory(reg *hostileregistry.Registry, ref, refName, why s
 	}
 	for _, load := range loads {
 		fmt.Fprintf(os.Stderr, "bench: webhook process: peak RSS under %s\n", load.what)
-		peak := func(bin string) (int64, int64, map[string]int, error) {
-			w, err := b.startWebhookProc(bin, load.flags...)
+		peak := func(bin string, env ...string) (int64, int64, map[string]int, error) {
+			w, err := b.startWebhookProc(bin, env, load.flags...)
 			if err != nil {
 				return 0, 0, nil, err
 			}
@@ -219,7 +219,12 @@ func (b *bench) webhookMemory(reg *hostileregistry.Registry, ref, refName, why s
 		r.check = func(row) (string, bool) {
 			return fmt.Sprintf("%.2f× the target", float64(high)/rssTarget), high < rssTarget
 		}
-		r.note = fmt.Sprintf("VmHWM of a fresh process (%.1f MiB idle); answers: %v", float64(idle)/(1<<20), counts)
+		_, unlimited, _, err := peak(b.path("job-signal-webhook"), "GOMEMLIMIT=off")
+		if err != nil {
+			return err
+		}
+		r.note = fmt.Sprintf("VmHWM of a fresh process (%.1f MiB idle); answers: %v; %.1f MiB without the webhook's soft memory limit (GOMEMLIMIT=off)",
+			float64(idle)/(1<<20), counts, float64(unlimited)/(1<<20))
 		switch {
 		case !load.ref:
 			r.reference = "not run with the previous build: it read endless answers whole (gigabytes)"

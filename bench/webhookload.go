@@ -48,8 +48,9 @@ type webhookProc struct {
 }
 
 // startWebhookProc runs bin on a free port with a fresh certificate and no
-// API access; it returns once /healthz answers.
-func (b *bench) startWebhookProc(bin string, args ...string) (*webhookProc, error) {
+// API access, with env added to the environment; it returns once /healthz
+// answers.
+func (b *bench) startWebhookProc(bin string, env []string, args ...string) (*webhookProc, error) {
 	dir, err := os.MkdirTemp(b.work, "webhook-")
 	if err != nil {
 		return nil, err
@@ -64,8 +65,10 @@ func (b *bench) startWebhookProc(bin string, args ...string) (*webhookProc, erro
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	p, err := start(bin, append([]string{"--listen=" + addr, "--tls-cert-file=" + certFile, "--tls-key-file=" + keyFile,
+	cmd := exec.Command(bin, append([]string{"--listen=" + addr, "--tls-cert-file=" + certFile, "--tls-key-file=" + keyFile,
 		"--log-level=error"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	p, err := startCmd(cmd)
 	if err != nil {
 		return nil, err
 	}

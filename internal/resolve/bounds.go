@@ -30,8 +30,9 @@ const (
 	// waiting (within its lookup's deadline) while others hold the budget;
 	// one without takes it as it comes, and fails rather than wait, so
 	// that no answer holds part of the budget while waiting for more.
-	// Above every single bound: any answer within its bound can be read.
-	readBudget = 8 << 20
+	// At least every single bound: any answer within its bound can be
+	// read. Honest answers are kilobytes; this is what hostile ones hold.
+	readBudget = 4 << 20
 )
 
 // BoundError is an answer of a registry over one of the bounds.

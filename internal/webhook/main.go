@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -83,7 +85,16 @@ func (c *Cmd) logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
+// softMemoryLimit is the Go runtime's soft memory limit unless GOMEMLIMIT
+// sets one: near it the collector works harder, so that the bounds on
+// requests in hand and on registry reads, which keep the live heap well
+// below it, bound the process's size too, not only its live heap.
+const softMemoryLimit = 40 << 20
+
 func (c *Cmd) run(log *slog.Logger) error {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	api, err := c.apiAccess(ctx, log)
@@ -162,12 +173,12 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 		return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	config.UserAgent = "job-signal-webhook/" + version.Release
-	client, err := corev1client.NewForConfig(config)
+	client, err := coreClient(config)
 	if err != nil {
 		return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	informer := cache.NewSharedIndexInformer(
-		cache.NewListWatchFromClient(client.RESTClient(), "limitranges", metav1.NamespaceAll, fields.Everything()),
+		cache.NewListWatchFromClient(client, "limitranges", metav1.NamespaceAll, fields.Everything()),
 		&corev1.LimitRange{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	go informer.Run(ctx.Done())
 	synced, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -178,7 +189,9 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 	lister := corev1listers.NewLimitRangeLister(informer.GetIndexer())
 	return apiReaders{
 		secrets: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-			return client.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+			secret := &corev1.Secret{}
+			err := client.Get().Namespace(namespace).Resource("secrets").Name(name).Do(ctx).Into(secret)
+			return secret, err
 		},
 		limitRanges: func(namespace string) ([]corev1.LimitRange, error) {
 			list, err := lister.LimitRanges(namespace).List(labels.Everything())
@@ -189,4 +202,20 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 			return out, err
 		},
 	}, nil
+}
+
+// coreClient is a REST client for the core API group that knows only its
+// types: the typed clientset would register every API group's types at
+// start (megabytes of the process's resident size) for the two kinds the
+// webhook reads.
+func coreClient(config *rest.Config) (*rest.RESTClient, error) {
+	scheme := kruntime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil { // with Status, lists and watch events
+		return nil, err
+	}
+	config = rest.CopyConfig(config)
+	config.GroupVersion = &corev1.SchemeGroupVersion
+	config.APIPath = "/api"
+	config.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	return rest.RESTClientFor(config)
 }
