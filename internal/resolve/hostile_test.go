@@ -42,7 +42,7 @@ func TestHostileRegistry(t *testing.T) {
 	}{
 		{hostileregistry.EndlessManifest, resolve.ClassTooLarge, "more than 4 MiB for a manifest"},
 		{hostileregistry.EndlessError, resolve.ClassNotFound, "404"},
-		{hostileregistry.HugeErrorText, resolve.ClassServer, "500"},
+		{hostileregistry.HugeErrorText, resolve.ClassNotFound, "404"},
 		{hostileregistry.HugeConfig, resolve.ClassTooLarge, "config blob of 8589934592 bytes"},
 		{hostileregistry.LongConfig, resolve.ClassMalformed, ""},
 		{hostileregistry.WrongManifestDigest, resolve.ClassMalformed, "digest"},

@@ -33,7 +33,8 @@ const (
 	// 404 and an error body that never ends.
 	EndlessError Trick = "endless-error"
 	// HugeErrorText resolves its tag, then answers the manifest's GET
-	// with 500 and a megabyte of structured error text, over many lines.
+	// with 404 and a megabyte of error text that is not the registry API's
+	// JSON (a proxy's error page), over many lines.
 	HugeErrorText Trick = "huge-error-text"
 	// HugeConfig serves a manifest announcing an 8 GiB config, and serves
 	// that config, endlessly, when asked.

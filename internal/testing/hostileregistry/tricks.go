@@ -64,15 +64,10 @@ func playTrick(w http.ResponseWriter, req *http.Request, trick Trick, kind, ref 
 		return
 	case trick == HugeErrorText:
 		var b strings.Builder
-		b.WriteString(`{"errors":[`)
 		for i := 0; b.Len() < 1<<20; i++ {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, `{"code":"UNKNOWN","message":"line %d\nof a very long\r\nmessage\t%s"}`, i, strings.Repeat("x", 200))
+			fmt.Fprintf(&b, "<p>line %d of a very long\r\nerror\tpage %s</p>\n", i, strings.Repeat("x", 200))
 		}
-		b.WriteString("]}")
-		send(http.StatusInternalServerError, "application/json", []byte(b.String()))
+		send(http.StatusNotFound, "text/html", []byte(b.String()))
 		return
 	case trick == Unavailable:
 		send(http.StatusServiceUnavailable, "text/plain", []byte("restarting\n"))
