@@ -156,19 +156,24 @@ func divideUp(name corev1.ResourceName, lim, ratio resource.Quantity) resource.Q
 func limitRangeViolations(pod *corev1.Pod, ranges []corev1.LimitRange) []string {
 	var out []string
 	check := func(lr *corev1.LimitRange, item *corev1.LimitRangeItem, what string, req, lim corev1.ResourceList) {
-		for _, name := range sortedNames(item.Min) {
-			if e := minViolation(item.Type, name, item.Min[name], req, lim); e != "" {
-				out = append(out, fmt.Sprintf("LimitRange %s, %s: %s", lr.Name, what, e))
-			}
-		}
-		for _, name := range sortedNames(item.Max) {
-			if e := maxViolation(item.Type, name, item.Max[name], req, lim); e != "" {
-				out = append(out, fmt.Sprintf("LimitRange %s, %s: %s", lr.Name, what, e))
-			}
-		}
-		for _, name := range sortedNames(item.MaxLimitRequestRatio) {
-			if e := ratioViolation(item.Type, name, item.MaxLimitRequestRatio[name], req, lim); e != "" {
-				out = append(out, fmt.Sprintf("LimitRange %s, %s: %s", lr.Name, what, e))
+		for _, rule := range []struct {
+			bounds corev1.ResourceList
+			check  func(corev1.ResourceName, resource.Quantity) string
+		}{
+			{item.Min, func(n corev1.ResourceName, q resource.Quantity) string {
+				return boundViolation(item.Type, n, q, false, req, lim)
+			}},
+			{item.Max, func(n corev1.ResourceName, q resource.Quantity) string {
+				return boundViolation(item.Type, n, q, true, req, lim)
+			}},
+			{item.MaxLimitRequestRatio, func(n corev1.ResourceName, q resource.Quantity) string {
+				return ratioViolation(item.Type, n, q, req, lim)
+			}},
+		} {
+			for _, name := range sortedNames(rule.bounds) {
+				if e := rule.check(name, rule.bounds[name]); e != "" {
+					out = append(out, fmt.Sprintf("LimitRange %s, %s: %s", lr.Name, what, e))
+				}
 			}
 		}
 	}
@@ -208,32 +213,25 @@ func values(req, lim, enforced resource.Quantity) (int64, int64, int64) {
 	return r, l, e
 }
 
-func minViolation(kind corev1.LimitType, name corev1.ResourceName, min resource.Quantity, request, limit corev1.ResourceList) string {
-	req, hasReq := request[name]
-	lim, hasLim := limit[name]
-	r, l, e := values(req, lim, min)
-	switch {
-	case !hasReq:
-		return fmt.Sprintf("minimum %s usage per %s is %s, and no request is specified", name, kind, min.String())
-	case r < e:
-		return fmt.Sprintf("minimum %s usage per %s is %s, but request is %s", name, kind, min.String(), req.String())
-	case hasLim && l < e:
-		return fmt.Sprintf("minimum %s usage per %s is %s, but limit is %s", name, kind, min.String(), lim.String())
+// boundViolation is the plugin's check of a min (atMost false) or a max
+// (atMost true): the side the bound requires (a request for a min, a
+// limit for a max) is there, and both sides are within the bound.
+func boundViolation(kind corev1.LimitType, name corev1.ResourceName, bound resource.Quantity, atMost bool, request, limit corev1.ResourceList) string {
+	word, needed, neededName, other, otherName := "minimum", request, "request", limit, "limit"
+	if atMost {
+		word, needed, neededName, other, otherName = "maximum", limit, "limit", request, "request"
 	}
-	return ""
-}
-
-func maxViolation(kind corev1.LimitType, name corev1.ResourceName, max resource.Quantity, request, limit corev1.ResourceList) string {
-	req, hasReq := request[name]
-	lim, hasLim := limit[name]
-	r, l, e := values(req, lim, max)
+	q, has := needed[name]
+	o, hasOther := other[name]
+	x, y, e := values(q, o, bound)
+	beyond := func(v int64) bool { return atMost && v > e || !atMost && v < e }
 	switch {
-	case !hasLim:
-		return fmt.Sprintf("maximum %s usage per %s is %s, and no limit is specified", name, kind, max.String())
-	case l > e:
-		return fmt.Sprintf("maximum %s usage per %s is %s, but limit is %s", name, kind, max.String(), lim.String())
-	case hasReq && r > e:
-		return fmt.Sprintf("maximum %s usage per %s is %s, but request is %s", name, kind, max.String(), req.String())
+	case !has:
+		return fmt.Sprintf("%s %s usage per %s is %s, and no %s is specified", word, name, kind, bound.String(), neededName)
+	case beyond(x):
+		return fmt.Sprintf("%s %s usage per %s is %s, but %s is %s", word, name, kind, bound.String(), neededName, q.String())
+	case hasOther && beyond(y):
+		return fmt.Sprintf("%s %s usage per %s is %s, but %s is %s", word, name, kind, bound.String(), otherName, o.String())
 	}
 	return ""
 }

@@ -151,48 +151,47 @@ func peek(body io.Reader) []byte {
 // start of an AdmissionReview, which may be cut anywhere.
 func peekUID(prefix []byte) (types.UID, metav1.TypeMeta) {
 	var meta metav1.TypeMeta
+	var uid string
 	dec := json.NewDecoder(bytes.NewReader(prefix))
+	eachKey(dec, func(key string) bool {
+		switch key {
+		case "apiVersion":
+			return dec.Decode(&meta.APIVersion) == nil
+		case "kind":
+			return dec.Decode(&meta.Kind) == nil
+		case "request":
+			eachKey(dec, func(key string) bool {
+				if key == "uid" {
+					dec.Decode(&uid)
+					return false
+				}
+				return skipValue(dec)
+			})
+			return false
+		}
+		return skipValue(dec)
+	})
+	return types.UID(uid), meta
+}
+
+// eachKey calls f with each key of the object dec is at, until f says
+// to stop (after it has read the key's value, or not) or the input ends.
+func eachKey(dec *json.Decoder, f func(key string) bool) {
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return "", meta
+		return
 	}
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
-			return "", meta
+			return
 		}
-		switch key {
-		case "apiVersion":
-			dec.Decode(&meta.APIVersion)
-		case "kind":
-			dec.Decode(&meta.Kind)
-		case "request":
-			if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-				return "", meta
-			}
-			for dec.More() {
-				key, err := dec.Token()
-				if err != nil {
-					return "", meta
-				}
-				if key == "uid" {
-					var uid string
-					if dec.Decode(&uid) != nil {
-						return "", meta
-					}
-					return types.UID(uid), meta
-				}
-				var skip json.RawMessage
-				if dec.Decode(&skip) != nil {
-					return "", meta
-				}
-			}
-			return "", meta
-		default:
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return "", meta
-			}
+		if k, _ := key.(string); !f(k) {
+			return
 		}
 	}
-	return "", meta
+}
+
+func skipValue(dec *json.Decoder) bool {
+	var v json.RawMessage
+	return dec.Decode(&v) == nil
 }
