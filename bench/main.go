@@ -28,6 +28,7 @@ func main() {
 	scale := flag.Float64("scale", 1, "multiply every run count (0.2 for a quick look)")
 	cluster := flag.Bool("cluster", true, "also measure Job completion on a real one-node cluster (needs root; see e2e/README.md)")
 	base := flag.String("dir", "", "parent of the shared directories (default: /dev/shm, a tmpfs like an emptyDir with medium Memory)")
+	flag.StringVar(&injectReference, "inject-reference", injectReference, "git revision whose plugin the inject rows are measured against in the same run (\"\" for none)")
 	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, floor, chain, ready, startup, window, idle, sizes, inject, cluster, webhook), and print without writing -out")
 	flag.Parse()
 	if err := run(*out, *scale, *cluster, *base, *only); err != nil {

@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -8,10 +9,10 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
-// admissible refuses a Pod that job-signal cannot run in, or that the
-// layout's additions would make one Kubernetes refuses. Inject calls it
-// on the Pod it made (Needs on the Pod it got, to refuse before any
-// registry is asked), so that a valid Pod never comes out invalid:
+// admissible refuses a Pod (without job-signal) that job-signal cannot
+// run in, or that the layout's additions would make one Kubernetes
+// refuses. Prepare calls it, before any registry is asked, so that a valid
+// Pod never comes out invalid:
 //
 //   - Windows Pods: job-signal and sidecar-watch are Linux programs, and
 //     the install container's image has no Windows variant.
@@ -34,7 +35,9 @@ func admissible(spec *corev1.PodSpec) error {
 	if spec.Resources == nil || len(spec.Resources.Requests) == 0 {
 		return nil
 	}
-	aggregate := resourcehelper.AggregateContainerRequests(&corev1.Pod{Spec: *spec}, resourcehelper.PodResourcesOptions{ExcludeOverhead: true})
+	injected := *spec
+	injected.InitContainers = append([]corev1.Container{installer()}, spec.InitContainers...)
+	aggregate := resourcehelper.AggregateContainerRequests(&corev1.Pod{Spec: injected}, resourcehelper.PodResourcesOptions{ExcludeOverhead: true})
 	names := make([]corev1.ResourceName, 0, len(spec.Resources.Requests))
 	for name := range spec.Resources.Requests {
 		names = append(names, name)
@@ -50,6 +53,17 @@ func admissible(spec *corev1.PodSpec) error {
 			name, pod.String(), InitContainer, need.String(), need.String())
 	}
 	return nil
+}
+
+// installer is the install init container as Inject adds it (its one
+// description is installValue's).
+func installer() corev1.Container {
+	var c corev1.Container
+	b, _ := json.Marshal(installValue(""))
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err) // a constant
+	}
+	return c
 }
 
 // HandWired reports whether a Pod has job-signal added by hand: it runs

@@ -146,6 +146,12 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 		panic(err)
 	}
 	flags := FlagsOf(grammar)
+	if err := flags.MissingValue(args); err != nil {
+		if onParseError != nil {
+			onParseError(err)
+		}
+		return Report(program, flags.logFormat(args), stderr, &ExitError{Code: ExitUsage, Err: err, Help: fmt.Sprintf("Run '%s --help' for usage.", program)})
+	}
 	kctx, err := parser.Parse(flags.joinValues(args))
 	var invalid *invalidError
 	if errors.As(err, &invalid) {

@@ -115,7 +115,8 @@ func (sc Scanned) Value(flag, env, def string) string {
 }
 
 // Scan reads args (without the program name) as kong will. A flag that
-// takes a value takes the next word, whatever it looks like.
+// takes a value takes the next word, unless that word is one of our flags
+// (see MissingValue).
 func (fl Flags) Scan(args []string) Scanned {
 	sc := Scanned{Values: map[string]string{}}
 	for i := 0; i < len(args); i++ {
@@ -132,12 +133,42 @@ func (fl Flags) Scan(args []string) Scanned {
 			continue // a short flag (-h)
 		case hasValue:
 			sc.Values[name] = value
-		case fl[name] && i+1 < len(args):
+		case fl[name] && i+1 < len(args) && !fl.isFlag(args[i+1]):
 			i++
 			sc.Values[name] = args[i]
 		}
 	}
 	return sc
+}
+
+// isFlag reports whether word is one of our long flags (--name or
+// --name=value).
+func (fl Flags) isFlag(word string) bool {
+	name, ok := strings.CutPrefix(word, "--")
+	name, _, _ = strings.Cut(name, "=")
+	_, known := fl[name]
+	return ok && known
+}
+
+// MissingValue finds a flag, before any "--", whose value is missing: the
+// next word is itself one of our flags. That is what an empty shell
+// variable makes of "--dir $DIR --wait-for proxy", and kong would take
+// "--wait-for" for the directory and "proxy" for COMMAND.
+func (fl Flags) MissingValue(args []string) error {
+	for i := 0; i+1 < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		name, isLong := strings.CutPrefix(a, "--")
+		if isLong && !strings.Contains(name, "=") && fl[name] && fl.isFlag(args[i+1]) {
+			return fmt.Errorf("--%s has no value: the next word, %s, is a flag (an empty variable? write --%s=VALUE)", name, args[i+1], name)
+		}
+		if isLong && !strings.Contains(name, "=") && fl[name] {
+			i++ // its value
+		}
+	}
+	return nil
 }
 
 // joinValues makes kong take a value that starts with "-" (a negative

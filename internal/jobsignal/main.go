@@ -93,6 +93,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var signals chan os.Signal
 	var e *early
 	if args[0] == "run" {
+		if err := cliFlags.MissingValue(args[1:]); err != nil {
+			return cli.ReportUsage("job-signal", &c, args[1:], stderr, err)
+		}
 		if err := refuseMistypedCommand(args[1:]); err != nil {
 			return cli.ReportUsage("job-signal", &c, args[1:], stderr, err)
 		}

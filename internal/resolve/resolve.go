@@ -1,6 +1,6 @@
 // Package resolve looks up the ENTRYPOINT and CMD of container images in
 // their registries (the OCI distribution API, through go-containerregistry),
-// for the containers inject.Needs lists.
+// for the containers an inject.Plan needs.
 //
 // Every read from a registry is bounded (bounds.go): manifests and indexes
 // at the size registries themselves accept, config blobs at a few MiB,
@@ -249,7 +249,7 @@ func configOf(img v1.Image) (inject.ImageConfig, error) {
 	if err != nil {
 		return inject.ImageConfig{}, fmt.Errorf("read image config: %w", err)
 	}
-	return inject.ImageConfig{Entrypoint: file.Config.Entrypoint, Cmd: file.Config.Cmd}, nil
+	return inject.ImageConfig{Entrypoint: file.Config.Entrypoint, Cmd: file.Config.Cmd, StopSignal: file.Config.StopSignal}, nil
 }
 
 // cache maps "repository@digest platform" to an answer; when full, it forgets an

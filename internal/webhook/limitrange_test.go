@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -25,7 +26,8 @@ func limitRange(items ...corev1.LimitRangeItem) []corev1.LimitRange {
 }
 
 // TestFitLimitRanges: the install init container is given what the
-// LimitRange plugin would have given it and moved inside the ranges; a
+// LimitRange plugin would have given it and moved inside the ranges, in
+// the patch the webhook sends; a
 // Pod the ranges would still refuse because of job-signal is an error
 // naming the LimitRange, one they refused anyway is not blamed on it.
 func TestFitLimitRanges(t *testing.T) {
@@ -78,12 +80,17 @@ func TestFitLimitRanges(t *testing.T) {
 				{Name: "job", Image: "busybox", Command: []string{"/job"}, Resources: tc.containers},
 				{Name: "proxy", Image: "busybox", Command: []string{"/proxy"}, Resources: tc.containers},
 			}}}
-			res, err := inject.Inject(inject.Input{Spec: before.Spec, Installer: version.Image})
+			raw, _ := json.Marshal(before)
+			plan, err := inject.Prepare(raw)
 			if err != nil {
 				t.Fatal(err)
 			}
-			after := &corev1.Pod{Spec: res.Spec}
-			err = fitLimitRanges(before, after, tc.ranges)
+			res, err := plan.Inject(nil, version.Image)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As the webhook does it: fitted, written into the ops, applied.
+			ops, err := fitOps(raw, before, res.Ops, tc.ranges)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -91,6 +98,14 @@ func TestFitLimitRanges(t *testing.T) {
 				return
 			}
 			if err != nil {
+				t.Fatal(err)
+			}
+			patched, err := inject.Apply(raw, ops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := &corev1.Pod{}
+			if err := json.Unmarshal(patched, after); err != nil {
 				t.Fatal(err)
 			}
 			got := after.Spec.InitContainers[0].Resources

@@ -12,7 +12,6 @@ package webhook
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -138,9 +137,13 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		log.Info("left as it is: job-signal was added to it by hand")
 		return resp, unchanged, reasonHandWired
 	}
-	patch, warnings, err := c.mutate(ctx, req.Namespace, req.Object.Raw, pod)
-	if err != nil {
+	patch, warnings, nothing, err := c.mutate(ctx, req.Namespace, req.Object.Raw, pod)
+	switch {
+	case err != nil:
 		return c.answer(req.UID, req.Object.Raw, pod, err, log)
+	case nothing != "":
+		log.Debug("not injected", "reason", nothing)
+		return resp, unchanged, reasonNothingToDo
 	}
 	log.Info("injected", "warnings", len(warnings))
 	for _, w := range warnings {
@@ -174,17 +177,17 @@ func (c *Config) answer(uid types.UID, raw []byte, pod *corev1.Pod, err error, l
 		if annotationsSize(pod.Annotations)+len(inject.AnnotationSkipped)+len(reason) > totalAnnotationLimit {
 			log.Warn("the reason is not recorded in the Pod: its annotations are at the API server's limit")
 		} else {
-			setPatch(resp, skipPatch(raw, pod, reason), log)
+			setPatch(resp, skipPatch(raw, reason), log)
 		}
 	}
 	return resp, skipped, f.class
 }
 
-func setPatch(resp *admissionv1.AdmissionResponse, patch []Operation, log *slog.Logger) {
+func setPatch(resp *admissionv1.AdmissionResponse, patch []inject.Op, log *slog.Logger) {
 	if len(patch) == 0 {
 		return
 	}
-	raw, err := json.Marshal(patch)
+	raw, err := inject.Patch(patch)
 	if err != nil {
 		log.Error("the patch could not be written", "err", err)
 		return

@@ -6,32 +6,37 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
 	"github.com/job-signal/job-signal/internal/version"
 )
 
-// mutate injects pod and returns the patch that does it, or a failure
-// saying why it cannot.
-func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) ([]Operation, []string, error) {
-	needs, err := inject.Needs(pod.Spec, pod.Annotations)
+// mutate injects pod (raw, as the API server sent it) and returns the
+// changes, decided once by inject, as JSON Patch operations on raw; or
+// why the Pod needs nothing; or a failure saying why it cannot.
+func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) (ops []inject.Op, warnings []string, nothing string, err error) {
+	plan, err := inject.Prepare(raw)
 	if err != nil {
-		return nil, nil, fail(reasonRefused, false, err)
+		return nil, nil, "", fail(reasonRefused, false, err)
+	}
+	if why := plan.Nothing(); why != "" {
+		return nil, nil, why, nil
 	}
 	var images map[string]inject.ImageConfig
-	if len(needs) > 0 {
+	if needs := plan.Needs(); len(needs) > 0 {
 		ctx, cancel := resolve.Timeout(ctx, c.RegistryTimeout)
 		defer cancel()
 		keychain, notes, err := c.keychain(ctx, namespace, pod)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		platform := resolve.Platform{OS: "linux", Architecture: pod.Spec.NodeSelector[corev1.LabelArchStable]}
 		images, err = c.Resolver.Resolve(ctx, needs, keychain, platform)
@@ -43,52 +48,124 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 				err = fmt.Errorf("%w (%s)", err, strings.Join(notes, "; "))
 			}
 			if resolve.Transient(err) {
-				return nil, nil, fail(reasonRegistry, true, err)
+				return nil, nil, "", fail(reasonRegistry, true, err)
 			}
-			return nil, nil, fail(reasonImage, false, err)
+			return nil, nil, "", fail(reasonImage, false, err)
 		}
 	}
-	res, err := inject.Inject(inject.Input{Spec: pod.Spec, Annotations: pod.Annotations, Images: images, Installer: cmp.Or(c.Installer, version.Image)})
+	res, err := plan.Inject(images, cmp.Or(c.Installer, version.Image))
 	if err != nil {
-		return nil, nil, fail(reasonRefused, false, err)
+		return nil, nil, "", fail(reasonRefused, false, err)
 	}
-	after := pod.DeepCopy()
-	after.Spec, after.Annotations = res.Spec, res.Annotations
-	if inject.Injected(pod.Annotations) {
-		keepLayout(&pod.Spec, &after.Spec)
-	}
-	if c.LimitRanges != nil {
+	ops = res.Ops
+	if c.LimitRanges != nil && len(ops) > 0 {
 		ranges, err := c.LimitRanges(namespace)
 		if err != nil {
-			return nil, nil, fail(reasonAPI, true, fmt.Errorf("read the LimitRanges of namespace %s: %w", namespace, err))
+			return nil, nil, "", fail(reasonAPI, true, fmt.Errorf("read the LimitRanges of namespace %s: %w", namespace, err))
 		}
-		if err := fitLimitRanges(pod, after, ranges); err != nil {
-			return nil, nil, fail(reasonLimitRange, false, err)
+		if ops, err = fitOps(raw, pod, ops, ranges); err != nil {
+			return nil, nil, "", fail(reasonLimitRange, false, err)
 		}
 	}
-	if size := annotationsSize(after.Annotations); size > totalAnnotationLimit {
-		return nil, nil, fail(reasonAnnotations, false, fmt.Errorf("with job-signal's record (%s) the Pod's annotations would take %d bytes, over the API server's limit of %d",
+	annotations, err := annotationsAfter(raw, ops)
+	if err != nil {
+		return nil, nil, "", fail(reasonUnreadable, false, fmt.Errorf("the patch does not apply to this Pod: %w", err))
+	}
+	if size := annotationsSize(annotations); size > totalAnnotationLimit {
+		return nil, nil, "", fail(reasonAnnotations, false, fmt.Errorf("with job-signal's record (%s) the Pod's annotations would take %d bytes, over the API server's limit of %d",
 			inject.AnnotationInjected, size, totalAnnotationLimit))
 	}
-	patch, err := podPatch(raw, pod, after)
-	if err != nil {
-		return nil, nil, fail(reasonUnreadable, false, fmt.Errorf("cannot write the patch for this Pod: %w", err))
-	}
-	return patch, res.Warnings, nil
+	return ops, res.Warnings, "", nil
 }
 
-// keepLayout leaves the init containers and volumes of a Pod injected
-// before (by the plugin, or by this webhook's first call) as they are:
-// Inject only adds to them, and rebuilds its additions from scratch. On a
-// second call, when the API server reinvokes the webhook (policy IfNeeded),
-// other admission plugins have changed those additions since: the
-// ServiceAccount admission, run again, mounts the API token into the
-// install container (which is why the API server calls again at all), an
-// image-mirroring webhook may have renamed its image. Rebuilding would
-// undo that. The containers still go through Inject: one added since (a
-// mesh's sidecar) gets wrapped.
-func keepLayout(before, after *corev1.PodSpec) {
-	after.InitContainers, after.Volumes = before.InitContainers, before.Volumes
+// fitOps fits the install init container that ops add into the
+// namespace's LimitRanges (limitrange.go): it applies ops to raw to see
+// the Pod as the API server will, fits the container, and writes the
+// resources it was given into the op that adds it.
+func fitOps(raw []byte, before *corev1.Pod, ops []inject.Op, ranges []corev1.LimitRange) ([]inject.Op, error) {
+	if len(ranges) == 0 {
+		return ops, nil
+	}
+	patched, err := inject.Apply(raw, ops)
+	if err != nil {
+		return nil, err
+	}
+	after := &corev1.Pod{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(patched, after); err != nil {
+		return nil, err
+	}
+	if err := fitLimitRanges(before, after, ranges); err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(after.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == inject.InitContainer })
+	if i < 0 {
+		return ops, nil
+	}
+	return withInstallResources(ops, after.Spec.InitContainers[i].Resources), nil
+}
+
+// withInstallResources is ops with the install container they add (alone,
+// or as the list of init containers) given resources r.
+func withInstallResources(ops []inject.Op, r corev1.ResourceRequirements) []inject.Op {
+	out := slices.Clone(ops)
+	set := func(v any) any {
+		f, ok := v.(inject.Fields)
+		if !ok || !slices.Contains(f, inject.Field{Key: "name", Value: inject.InitContainer}) {
+			return v
+		}
+		f = slices.Clone(f)
+		for j := range f {
+			if f[j].Key == "resources" {
+				f[j].Value = r
+			}
+		}
+		return f
+	}
+	for i, o := range out {
+		switch v := o.Value.(type) {
+		case inject.Fields:
+			out[i].Value = set(v)
+		case []any:
+			list := slices.Clone(v)
+			for j := range list {
+				list[j] = set(list[j])
+			}
+			out[i].Value = list
+		}
+	}
+	return out
+}
+
+// annotationsAfter is the Pod's annotations once ops are applied: the ops
+// on its metadata applied to its metadata alone.
+func annotationsAfter(raw []byte, ops []inject.Op) (map[string]string, error) {
+	var doc struct {
+		Metadata json.RawMessage `json:"metadata,omitempty"`
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &doc); err != nil {
+		return nil, err
+	}
+	var meta []inject.Op
+	for _, o := range ops {
+		if o.Path == "/metadata" || strings.HasPrefix(o.Path, "/metadata/") {
+			meta = append(meta, o)
+		}
+	}
+	small, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	patched, err := inject.Apply(small, meta)
+	if err != nil {
+		return nil, err
+	}
+	var after struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	err = json.Unmarshal(patched, &after)
+	return after.Metadata.Annotations, err
 }
 
 // keychain is the Pod's pull secrets, then the webhook's own Docker
@@ -122,48 +199,19 @@ func (c *Config) keychain(ctx context.Context, namespace string, pod *corev1.Pod
 	return authn.NewMultiKeychain(k, authn.DefaultKeychain), notes, nil
 }
 
-// podPatch is the patch from before to after, fitted to raw (before as
-// the API server sent it); only the parts injection changes are compared
-// when nothing else changed (projection.go).
-func podPatch(raw []byte, before, after *corev1.Pod) ([]Operation, error) {
-	var from, to any = before, after
-	projected := onlyProjected(before, after)
-	if projected {
-		from, to = projectionOf(before), projectionOf(after)
+// skipPatch only records why the Pod was not injected, creating metadata
+// or its annotations when raw lacks them.
+func skipPatch(raw []byte, reason string) []inject.Op {
+	var pod struct {
+		Metadata *struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
 	}
-	old, err := json.Marshal(from)
-	if err != nil {
-		return nil, err
+	switch kjson.UnmarshalCaseSensitivePreserveInts(raw, &pod); {
+	case pod.Metadata == nil:
+		return []inject.Op{{Op: "add", Path: "/metadata", Value: map[string]any{"annotations": map[string]string{inject.AnnotationSkipped: reason}}}}
+	case pod.Metadata.Annotations == nil:
+		return []inject.Op{{Op: "add", Path: "/metadata/annotations", Value: map[string]string{inject.AnnotationSkipped: reason}}}
 	}
-	new, err := json.Marshal(to)
-	if err != nil {
-		return nil, err
-	}
-	ops, err := Diff(old, new)
-	if err != nil {
-		return nil, err
-	}
-	if !projected {
-		return Anchor(raw, ops)
-	}
-	doc, err := projectedRaw(raw)
-	if err != nil {
-		return nil, err
-	}
-	return anchorIn(doc, ops), nil
-}
-
-// skipPatch only records why the Pod was not injected.
-func skipPatch(raw []byte, pod *corev1.Pod, reason string) []Operation {
-	after := pod.DeepCopy()
-	after.Annotations = maps.Clone(pod.Annotations)
-	if after.Annotations == nil {
-		after.Annotations = map[string]string{}
-	}
-	after.Annotations[inject.AnnotationSkipped] = reason
-	patch, err := podPatch(raw, pod, after)
-	if err != nil {
-		return nil
-	}
-	return patch
+	return []inject.Op{{Op: "add", Path: inject.Pointer("metadata", "annotations", inject.AnnotationSkipped), Value: reason}}
 }

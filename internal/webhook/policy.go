@@ -22,20 +22,21 @@ const (
 // Reason classes: the metrics' label, a bounded set.
 const (
 	reasonNone          = "none"
-	reasonNotSelected   = "not_selected" // not a Job's Pod, nor labelled enabled
-	reasonOptedOut      = "opted_out"    // labelled disabled
-	reasonHandWired     = "hand_wired"   // job-signal added by hand
-	reasonNotPod        = "not_pod"      // another kind or operation
-	reasonUnreadable    = "unreadable"   // not a Pod this webhook can read
-	reasonRefused       = "refused"      // a shape inject refuses: the field is named
-	reasonLimitRange    = "limitrange"   // the namespace's LimitRange leaves no room
-	reasonAnnotations   = "annotations"  // the record would not fit the API server's limit
-	reasonImage         = "image"        // the registry's lasting answer: refused, unknown, too large, invalid
-	reasonRegistry      = "registry"     // the registry unavailable for now
-	reasonAPI           = "api"          // the API server unavailable for now
-	reasonBusy          = "busy"         // too many requests at once
-	reasonRequestTooBig = "request_size" // an AdmissionReview over maxBody
-	reasonInternal      = "internal"     // a bug: a panic while reviewing
+	reasonNotSelected   = "not_selected"  // not a Job's Pod, nor labelled enabled
+	reasonOptedOut      = "opted_out"     // labelled disabled
+	reasonHandWired     = "hand_wired"    // job-signal added by hand
+	reasonNothingToDo   = "nothing_to_do" // one container: it ends by itself
+	reasonNotPod        = "not_pod"       // another kind or operation
+	reasonUnreadable    = "unreadable"    // not a Pod this webhook can read
+	reasonRefused       = "refused"       // a shape inject refuses: the field is named
+	reasonLimitRange    = "limitrange"    // the namespace's LimitRange leaves no room
+	reasonAnnotations   = "annotations"   // the record would not fit the API server's limit
+	reasonImage         = "image"         // the registry's lasting answer: refused, unknown, too large, invalid
+	reasonRegistry      = "registry"      // the registry unavailable for now
+	reasonAPI           = "api"           // the API server unavailable for now
+	reasonBusy          = "busy"          // too many requests at once
+	reasonRequestTooBig = "request_size"  // an AdmissionReview over maxBody
+	reasonInternal      = "internal"      // a bug: a panic while reviewing
 )
 
 // failure is why a Pod could not be injected.
