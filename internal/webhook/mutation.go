@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -67,11 +68,7 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 			return nil, nil, "", fail(reasonLimitRange, false, err)
 		}
 	}
-	annotations, err := annotationsAfter(raw, ops)
-	if err != nil {
-		return nil, nil, "", fail(reasonUnreadable, false, fmt.Errorf("the patch does not apply to this Pod: %w", err))
-	}
-	if size := annotationsSize(annotations); size > totalAnnotationLimit {
+	if size := annotationsSize(annotationsAfter(pod.Annotations, ops)); size > totalAnnotationLimit {
 		return nil, nil, "", fail(reasonAnnotations, false, fmt.Errorf("with job-signal's record (%s) the Pod's annotations would take %d bytes, over the API server's limit of %d",
 			inject.AnnotationInjected, size, totalAnnotationLimit))
 	}
@@ -136,36 +133,38 @@ func withInstallResources(ops []inject.Op, r corev1.ResourceRequirements) []inje
 	return out
 }
 
-// annotationsAfter is the Pod's annotations once ops are applied: the ops
-// on its metadata applied to its metadata alone.
-func annotationsAfter(raw []byte, ops []inject.Op) (map[string]string, error) {
-	var doc struct {
-		Metadata json.RawMessage `json:"metadata,omitempty"`
-	}
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &doc); err != nil {
-		return nil, err
-	}
-	var meta []inject.Op
+// annotationsAfter is the Pod's annotations once ops are applied. Of
+// inject's ops only these touch them: adding or removing one annotation
+// (its record), and setting metadata, or its annotations, whole.
+func annotationsAfter(before map[string]string, ops []inject.Op) map[string]string {
+	out := maps.Clone(before)
 	for _, o := range ops {
-		if o.Path == "/metadata" || strings.HasPrefix(o.Path, "/metadata/") {
-			meta = append(meta, o)
+		key, one := strings.CutPrefix(o.Path, "/metadata/annotations/")
+		switch {
+		case one && o.Op == "remove":
+			delete(out, strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~"))
+		case one:
+			if out == nil {
+				out = map[string]string{}
+			}
+			var v string
+			b, _ := json.Marshal(o.Value)
+			json.Unmarshal(b, &v)
+			out[strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")] = v
+		case o.Path == "/metadata" || o.Path == "/metadata/annotations":
+			var whole struct {
+				Annotations map[string]string `json:"annotations"`
+			}
+			b, _ := json.Marshal(o.Value)
+			if o.Path == "/metadata" {
+				json.Unmarshal(b, &whole)
+			} else {
+				json.Unmarshal(b, &whole.Annotations)
+			}
+			out = whole.Annotations // nil for a remove
 		}
 	}
-	small, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	patched, err := inject.Apply(small, meta)
-	if err != nil {
-		return nil, err
-	}
-	var after struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-	}
-	err = json.Unmarshal(patched, &after)
-	return after.Metadata.Annotations, err
+	return out
 }
 
 // keychain is the Pod's pull secrets, then the webhook's own Docker
