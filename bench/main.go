@@ -84,6 +84,7 @@ func run(out string, scale float64, cluster bool, base, only, before string) err
 		{"idle", b.idle},
 		{"sizes", b.sizes},
 		{"inject", b.inject},
+		{"webhook", b.webhookProcess},
 	}
 	if cluster {
 		steps = append(steps, step{"cluster", b.cluster}, step{"webhook", b.webhook})

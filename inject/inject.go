@@ -72,6 +72,9 @@ func Prepare(data []byte) (*Plan, error) {
 		pl.nothing = why
 		return pl, nil
 	}
+	if err := admissible(&pl.orig.spec); err != nil {
+		return nil, err
+	}
 	s, err := parseSettings(pl.orig.annotations)
 	if err != nil {
 		return nil, err
