@@ -116,7 +116,7 @@ func TestWebhookLatency(t *testing.T) {
 		}
 		for _, e := range events {
 			if pod, ok := podOf[e.UID]; ok && e.Msg == "reviewed" {
-				total[pod] += e.Elapsed
+				total[pod] += time.Duration(e.Elapsed)
 				calls[pod]++
 			}
 		}

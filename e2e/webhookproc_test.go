@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,13 +45,27 @@ type webhookProcess struct {
 
 // webhookEvent is one of the webhook's log lines.
 type webhookEvent struct {
-	Msg       string        `json:"msg"`
-	UID       string        `json:"uid"`
-	Namespace string        `json:"namespace"`
-	Pod       string        `json:"pod"`
-	Reason    string        `json:"reason"`
-	Addr      string        `json:"addr"`
-	Elapsed   time.Duration `json:"elapsed"` // slog writes a duration in nanoseconds
+	Msg       string      `json:"msg"`
+	UID       string      `json:"uid"`
+	Namespace string      `json:"namespace"`
+	Pod       string      `json:"pod"`
+	Reason    string      `json:"reason"`
+	Addr      string      `json:"addr"`
+	Elapsed   logDuration `json:"elapsed"`
+}
+
+// logDuration is a duration in a log line, written as Go writes it
+// ("1.5ms"): every job-signal program's logger writes durations so.
+type logDuration time.Duration
+
+func (d *logDuration) UnmarshalJSON(b []byte) error {
+	var text string
+	if err := json.Unmarshal(b, &text); err != nil {
+		return fmt.Errorf("a duration in a log line: %w", err)
+	}
+	v, err := time.ParseDuration(text)
+	*d = logDuration(v)
+	return err
 }
 
 // startWebhook runs job-signal-webhook with a fresh certificate for

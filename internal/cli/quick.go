@@ -80,9 +80,10 @@ func ParseQuick(program string, grammar any, command string, args []string) bool
 	return validates(root) && validates(node)
 }
 
-// Vars are the variables the programs' struct tags may use (${dir}).
+// Vars are the variables the programs' struct tags may use (${dir},
+// ${image}).
 func Vars(program string) map[string]string {
-	return map[string]string{"dir": signalfs.DefaultDir, "version": program + " " + version.String()}
+	return map[string]string{"dir": signalfs.DefaultDir, "version": program + " " + version.String(), "image": version.Image}
 }
 
 type quick struct {

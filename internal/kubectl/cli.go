@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/google/go-containerregistry/pkg/authn"
 
+	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/internal/resolve"
 	"github.com/job-signal/job-signal/internal/version"
 )
@@ -69,43 +70,29 @@ type UninjectCmd struct {
 	Input
 }
 
+// program is how people call the plugin, the name its help and errors use.
+const program = "kubectl job-signal"
+
 // Main runs the plugin with args (without the program name) and returns
-// its exit code.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+// its exit code: the front-end convention of every job-signal program
+// (cli.Main), with the plugin's own flags.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c CLI
-	exited := false
-	parser, err := kong.New(&c,
-		kong.Name("kubectl-job_signal"),
-		kong.Description(description),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(c int) { code, exited = c, true }),
-		kong.Vars{"image": version.Image},
-	)
-	if err != nil {
-		panic(err) // the grammar is ours
-	}
-	kctx, err := parser.Parse(args)
-	if exited {
-		return code // --help
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "kubectl job-signal: error: %v\nRun 'kubectl job-signal --help' for usage.\n", err)
-		return 2
-	}
-	switch kctx.Command() {
-	case "version":
-		fmt.Fprintln(stdout, "kubectl-job_signal", version.String())
-		return 0
-	case "inject":
-		err = c.Inject.run(ctx, stdin, stdout, stderr)
-	case "uninject":
-		err = c.Uninject.run(stdin, stdout, stderr)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "kubectl job-signal %s: %v\n", kctx.Command(), err)
-		return 1
-	}
-	return 0
+	return cli.Main(program, description, &c, args, stdout, stderr, nil, func(kctx *kong.Context) error {
+		var err error
+		switch kctx.Command() {
+		case "version":
+			fmt.Fprintln(stdout, "kubectl-job_signal", version.String())
+		case "inject":
+			err = c.Inject.run(ctx, stdin, stdout, stderr)
+		case "uninject":
+			err = c.Uninject.run(stdin, stdout, stderr)
+		}
+		if err != nil {
+			return cli.Exit(1, fmt.Errorf("%s: %w", kctx.Command(), err)) // the plugin's documented code for an input it could not handle
+		}
+		return nil
+	})
 }
 
 func (c *InjectCmd) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {

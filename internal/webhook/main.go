@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/internal/resolve"
 	"github.com/job-signal/job-signal/internal/version"
 )
@@ -53,36 +54,25 @@ type Cmd struct {
 	MaxInFlight     int           `default:"64" help:"Admission requests answered at once; more are answered busy (default ${default})."`
 	CacheSize       int           `default:"1024" help:"Image configs kept, by repository and digest (default ${default})."`
 	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default})."`
-	LogFormat       string        `enum:"text,json" default:"text" help:"Log format: text or json."`
-	LogLevel        slog.Level    `default:"info" help:"Log level: debug, info, warn, error."`
+	cli.LogOptions
+	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
 }
 
-// Main runs the webhook until SIGTERM or SIGINT and returns its exit code.
+// program is the webhook's name in its help, errors and log lines.
+const program = "job-signal-webhook"
+
+// Main runs the webhook until SIGTERM or SIGINT and returns its exit code:
+// the front-end convention of every job-signal program (cli.Main), with
+// the webhook's own flags.
 func Main(args []string, stdout, stderr io.Writer) int {
 	var c Cmd
-	parser, err := kong.New(&c, kong.Name("job-signal-webhook"), kong.Description(description),
-		kong.Writers(stdout, stderr), kong.Vars{"image": version.Image})
-	if err != nil {
-		panic(err)
-	}
-	if _, err := parser.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "job-signal-webhook: error: %v\n", err)
-		return 2
-	}
-	log := c.logger(stderr)
-	if err := c.run(log); err != nil {
-		log.Error("job-signal-webhook failed", "err", err)
-		return 1
-	}
-	return 0
-}
-
-func (c *Cmd) logger(w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: c.LogLevel}
-	if c.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return cli.Main(program, description, &c, args, stdout, stderr, nil, func(*kong.Context) error {
+		log := c.Logger(stderr, program)
+		if err := c.run(log); err != nil {
+			return cli.Exit(1, err)
+		}
+		return nil
+	})
 }
 
 // softMemoryLimit is the Go runtime's soft memory limit unless GOMEMLIMIT
