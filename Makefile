@@ -7,6 +7,9 @@ LDFLAGS  := -s -w -X github.com/job-signal/job-signal/internal/version.Stamped=$
 BIN      := bin
 FUZZTIME ?= 10s
 FUZZMINIMIZETIME ?= 1s
+# The Kubernetes version make e2e runs: one pinned under e2e/kubernetes/
+# (v1.30.14, or v1.30). Empty: the newest pinned.
+K8S_VERSION ?=
 
 export CGO_ENABLED := 0
 
@@ -18,7 +21,8 @@ help:
 	@echo 'make demo        a job and three sidecars on this machine, with what happens and when'
 	@echo 'make test        vet, unit and CLI tests with the race detector, bounded fuzzing (~5 min cold)'
 	@echo 'make build       the binaries into bin/: job-signal, sidecar-watch, kubectl-job_signal, job-signal-webhook'
-	@echo 'make e2e         a one-node Kubernetes cluster here, the examples and Job cases through its API (root)'
+	@echo 'make e2e         a one-node Kubernetes cluster here, the examples and Job cases through its API (root);'
+	@echo '                 K8S_VERSION=v1.30.14 another pinned version than the newest (e2e/kubernetes/)'
 	@echo 'make bench       latency, start-up, idle cost, sizes; rewrites BENCHMARKS.md (BENCHFLAGS=-only=stop ...)'
 	@echo 'make soak        500 randomized lifecycles with injected faults (SOAK_LIFECYCLES, SOAK_SEED)'
 	@echo 'make image       the image for linux/amd64 and linux/arm64 and a manifest list, with buildah'
@@ -61,12 +65,12 @@ fuzz:
 	done
 
 # Every Job and CronJob in manifests/ and the issue's cases through the API
-# of a real one-node cluster (root; installs containerd & co. with apt and
-# builds etcd and Kubernetes once, cached). See e2e/README.md. Then inject's
-# registry cases against distribution's registry (built once from the module
-# proxy, cached).
+# of a real one-node cluster of the Kubernetes version K8S_VERSION names (root;
+# installs containerd & co. with apt and builds etcd and Kubernetes once per
+# version, cached). See e2e/README.md. Then inject's registry cases against
+# distribution's registry (built once from the module proxy, cached).
 e2e:
-	$(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
+	E2E_K8S_VERSION='$(K8S_VERSION)' $(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
 	$(GO) test -tags e2e -count=1 -v -timeout 20m ./e2e/registry/
 
 # The image for linux/amd64 and linux/arm64 and a manifest list over both,

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -171,9 +172,21 @@ var exampleChecks = map[string]func(t *testing.T, s *space, pod string){
 }
 
 func runExample(t *testing.T, ex example) {
+	var spec *corev1.PodSpec
+	switch o := ex.obj.(type) {
+	case *batchv1.Job:
+		spec = &o.Spec.Template.Spec
+	case *batchv1.CronJob:
+		spec = &o.Spec.JobTemplate.Spec.Template.Spec
+	}
+	if usesNativeSidecars(spec) {
+		requireNativeSidecars(t)
+	}
 	// The API server's PodSecurity admission enforces the restricted
-	// profile here: every example, the kustomize one as built, must meet it.
-	s := newSpace(t, "manifest", map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "v1.34"})
+	// profile (as this cluster's version defines it) here: every example,
+	// the kustomize one as built, must meet it.
+	s := newSpace(t, "manifest", map[string]string{"pod-security.kubernetes.io/enforce": "restricted",
+		"pod-security.kubernetes.io/enforce-version": fmt.Sprintf("v1.%d", kube.Version().Minor())})
 	var job *batchv1.Job
 	switch o := ex.obj.DeepCopyObject().(type) {
 	case *batchv1.Job:

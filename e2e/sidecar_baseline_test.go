@@ -37,6 +37,14 @@ func baselineJob(name string, native bool) *batchv1.Job {
 	}
 }
 
+// noSidecarJob is the same Job without any sidecar: main alone, unwrapped.
+// Nothing with a sidecar can complete sooner; the timing's floor.
+func noSidecarJob(name string) *batchv1.Job {
+	job := baselineJob(name, false)
+	job.Spec.Template.Spec.Containers = job.Spec.Template.Spec.Containers[:1]
+	return job
+}
+
 // TestClassicSidecarJobNeverCompletes reproduces kubernetes#25908 through
 // the Job controller: main exits 0, the sidecar does not, and the Job stays
 // Active with its Pod Running.
@@ -83,6 +91,7 @@ func TestClassicSidecarJobNeverCompletes(t *testing.T) {
 // TestNativeSidecarJobCompletes: the same Job with the sidecar as a native
 // sidecar (Kubernetes 1.29+) completes.
 func TestNativeSidecarJobCompletes(t *testing.T) {
+	requireNativeSidecars(t)
 	t.Parallel()
 	s := newSpace(t, "native")
 	_, pods := s.run(baselineJob("native-sidecar", true), completeWithOnePod, 3*time.Minute)
