@@ -134,7 +134,7 @@ func decodeAll(t *testing.T, source string, text []byte) []runtime.Object {
 }
 
 // localize points every container of a Pod template at the local image
-// that stands in for its image, never pulled. Nothing else changes.
+// of the same program (localImage), never pulled. Nothing else changes.
 func localize(t *testing.T, spec *corev1.PodSpec) {
 	t.Helper()
 	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
@@ -161,10 +161,13 @@ var exampleChecks = map[string]func(t *testing.T, s *space, pod string){
 	"job-istio.yaml/db-migrate-mesh": func(t *testing.T, s *space, pod string) {
 		expectLog(t, s, pod, "istio-proxy", "quitquitquit: exiting 0") // stopped by --quit-url
 	},
+	// The real Cloud SQL Auth Proxy: offline it accepts the migration's
+	// connection, then closes it (the instance's details cannot be fetched).
 	"job-cloud-sql-proxy.yaml/db-migrate": func(t *testing.T, s *space, pod string) {
 		expectLog(t, s, pod, "migrate", "migrations applied")
-		expectLog(t, s, pod, "cloud-sql-proxy", "client connected")
-		expectLog(t, s, pod, "cloud-sql-proxy", "quitquitquit: exiting 0")
+		expectLog(t, s, pod, "cloud-sql-proxy", "Accepted connection from 127.0.0.1")
+		expectLog(t, s, pod, "cloud-sql-proxy", "/quitquitquit received request")
+		expectQuitByURL(t, s, pod, "cloud-sql-proxy")
 	},
 	"job-classic-sidecar.yaml/nightly-export": func(t *testing.T, s *space, pod string) {
 		expectLog(t, s, pod, "log-shipper", "export started")
