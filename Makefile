@@ -103,7 +103,8 @@ image-name:
 
 # Latency, start-up, idle cost and size, against the targets and reference
 # figures of the issue; rewrites BENCHMARKS.md. The cluster rows use make
-# e2e's cluster (root); BENCHFLAGS=-cluster=false skips them.
+# e2e's cluster (root), on every pinned Kubernetes version
+# (BENCHFLAGS=-kubernetes=v1.37 for one); BENCHFLAGS=-cluster=false skips them.
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 
