@@ -35,9 +35,11 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kubectl-job_signal ./cmd/job-signal-webhook
 
 # A local demo: a job and its sidecars in a temporary directory, with
-# what happens and when.
-demo: build
-	$(GO) build -o $(BIN)/ ./cmd/job-signal-demo
+# what happens and when. It needs only the two programs that go into Pods
+# (the plugin and the webhook pull in client-go and more), built with the
+# demo in one go build.
+demo:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/job-signal ./cmd/sidecar-watch ./cmd/job-signal-demo
 	$(BIN)/job-signal-demo -bin $(BIN)
 
 test: vet unit fuzz
