@@ -158,7 +158,8 @@ func TestRealHaproxyPodDeleted(t *testing.T) {
 	s := newSpace(t, "haproxy-deleted")
 	const grace = 30
 	w := wrapped{name: "deleted", grace: grace,
-		main: []string{"sh", "-c", fmt.Sprintf(`trap 'echo main got TERM; sleep 2; wget -q -O - http://127.0.0.1:%d/healthz >/dev/null && echo haproxy still serving; exit 0' TERM; `+
+		// After TERM the main still needs haproxy for 2 s: 20 requests, 0.1 s apart.
+		main: []string{"sh", "-c", fmt.Sprintf(`trap 'echo main got TERM; ok=0; for i in $(seq 20); do wget -q -O /dev/null http://127.0.0.1:%d/healthz && ok=$((ok+1)); sleep 0.1; done; echo "haproxy answered $ok of 20"; exit 0' TERM; `+
 			`echo main working; while true; do sleep 1 & wait $!; done`, haproxyPort)},
 		sidecars: []sidecar{haproxySidecar()},
 	}
@@ -177,14 +178,15 @@ func TestRealHaproxyPodDeleted(t *testing.T) {
 	expectPhase(t, final, corev1.PodSucceeded)
 	expectExits(t, final, nil)
 	for _, c := range final.Status.ContainerStatuses {
-		// The main takes about 2 s after TERM; the kubelet's SIGKILL would come at the grace period's end.
+		// The main takes about 2 s after TERM; the kubelet's SIGKILL would
+		// come at the grace period's end.
 		if end := c.State.Terminated.FinishedAt.Time; end.Sub(deleted) > grace/2*time.Second {
 			t.Errorf("container %s finished %v after the deletion: was it killed at the grace period's end?", c.Name, end.Sub(deleted))
 		}
 	}
 	got := logs.wait(t)
-	if !strings.Contains(got["main"], "haproxy still serving") {
-		t.Errorf("the main's request through haproxy after the Pod's deletion failed; main's log:\n%s", got["main"])
+	if !strings.Contains(got["main"], "haproxy answered 20 of 20") {
+		t.Errorf("haproxy did not keep serving the main after the Pod's deletion; main's log:\n%s", got["main"])
 	}
 	terminating, starts := false, 0
 	for _, ev := range slogEvents(got["haproxy"]) {
