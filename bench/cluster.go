@@ -16,6 +16,7 @@ var clusterVariants = []struct{ key, what string }{
 	{"ours", "job-signal"},
 	{"native", "native sidecar"},
 	{"nosidecar", "no sidecar (the floor)"},
+	{"installonly", "no sidecar, in the layout (install init container)"},
 }
 
 // clusterVersions are the pinned Kubernetes versions the cluster rows run
@@ -98,14 +99,15 @@ func (b *bench) clusterVersion(v cluster.Version) error {
 			}
 			rows[variant.key] = newRow(name, parseDurations(string(found[1]), time.Millisecond))
 		}
-		ours, floor := rows["ours"], rows["nosidecar"]
+		ours, floor, install := rows["ours"], rows["nosidecar"], rows["installonly"]
 		if m.key == "main_exit_to_Complete" {
 			ours.target = "p50 within 5% of no sidecar"
 			ours.check = func(r row) (string, bool) {
-				return fmt.Sprintf("%.3f× no sidecar (%s), p50", ratio(r.p50, floor.p50), human(floor.p50)), r.p50 <= floor.p50*105/100
+				return fmt.Sprintf("%.3f× no sidecar (%s); %.3f× no sidecar in the layout (%s)",
+					ratio(r.p50, floor.p50), human(floor.p50), ratio(r.p50, install.p50), human(install.p50)), r.p50 <= floor.p50*105/100
 			}
 		}
-		b.rows = append(b.rows, ours, rows["native"], floor)
+		b.rows = append(b.rows, ours, rows["native"], floor, install)
 	}
 	return nil
 }
@@ -125,8 +127,8 @@ func (b *bench) clusterAnalysis() string {
 		}
 		ourPod, _ := find("main exit to Pod Succeeded", "job-signal")
 		ourJob, ok1 := find("main exit to Job Complete", "job-signal")
-		floorPod, ok2 := find("main exit to Pod Succeeded", "no sidecar")
-		floorJob, ok3 := find("main exit to Job Complete", "no sidecar")
+		floorPod, ok2 := find("main exit to Pod Succeeded", "no sidecar (the floor)")
+		floorJob, ok3 := find("main exit to Job Complete", "no sidecar (the floor)")
 		if !ok1 || !ok2 || !ok3 {
 			continue
 		}
@@ -134,14 +136,24 @@ func (b *bench) clusterAnalysis() string {
 			"at all (p50), and the Job Complete after %s and %s. job-signal's sidecar exits within milliseconds of main, so the "+
 			"kubelet's next relist sees the whole Pod done, as it would see a Pod of main alone.", version,
 			human(ourPod.p50), human(floorPod.p50), human(ourJob.p50), human(floorJob.p50))
+		if installPod, ok := find("main exit to Pod Succeeded", "no sidecar, in the layout"); ok {
+			installJob, _ := find("main exit to Job Complete", "no sidecar, in the layout")
+			fmt.Fprintf(&out, " Main alone in the wrapped Job's layout (its volumes and the install init container before it; "+
+				"unwrapped, no sidecar) is Succeeded after %s and Complete after %s: what separates job-signal from the floor is "+
+				"the layout, not the sidecar (see e2e/README.md on the install init container).", human(installPod.p50), human(installJob.p50))
+		}
 		if nativeJob, ok := find("main exit to Job Complete", "native"); ok && nativeJob.value == "" {
 			nativePod, _ := find("main exit to Pod Succeeded", "native")
-			fmt.Fprintf(&out, " With a native sidecar: %s and %s; the kubelet stops it only after a relist has shown it main's exit.",
+			fmt.Fprintf(&out, " With a native sidecar: %s and %s; the kubelet stops it only after a relist has shown it main's exit, "+
+				"and reports main's exit on its own first. The Job controller syncs a Job 1 s after the first Pod update it has not "+
+				"yet handled: that earlier update starts the wait, so the Job's Complete follows a native-sidecar Pod's Succeeded "+
+				"almost at once, and a Pod that goes from Running to Succeeded in one update 1 s later.",
 				human(nativePod.p50), human(nativeJob.p50))
 		} else {
-			out.WriteString(" This cluster has no native sidecars: job-signal is the only way such a Job completes.")
+			out.WriteString(" This cluster has no native sidecars: job-signal is the only way such a Job completes. The Job " +
+				"controller syncs a Job 1 s after the Pod update that ends it.")
 		}
-		out.WriteString(" The Job controller batches Pod updates for 1 s before it writes the Job's status.\n")
+		out.WriteString("\n")
 	}
 	return out.String()
 }

@@ -45,6 +45,16 @@ func noSidecarJob(name string) *batchv1.Job {
 	return job
 }
 
+// installOnlyJob is main alone and unwrapped in the layout of a wrapped
+// Job: the same volumes and the install init container before it. It tells
+// what the layout costs apart from job-signal and its sidecars.
+func installOnlyJob(name string) *batchv1.Job {
+	job := wrapped{name: name, main: []string{"sh", "-c", shortMain}}.job()
+	main := &job.Spec.Template.Spec.Containers[0]
+	main.Command, main.Args = main.Args, nil
+	return job
+}
+
 // TestClassicSidecarJobNeverCompletes reproduces kubernetes#25908 through
 // the Job controller: main exits 0, the sidecar does not, and the Job stays
 // Active with its Pod Running.

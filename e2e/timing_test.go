@@ -17,14 +17,16 @@ import (
 
 // timingVariants are the Jobs TestJobCompletionOursVsNative runs in turns:
 // the same main with one sidecar wrapped by job-signal, with a native
-// sidecar, and alone (the floor: no sidecar at all).
-var timingVariants = []struct {
+// sidecar, alone (the floor: no sidecar at all), and alone after the
+// install init container of the wrapped Job's layout.
+var timingVariants = [...]struct {
 	name string
 	job  func(name string) *batchv1.Job
 }{
 	{"ours", func(name string) *batchv1.Job { return oneSidecar(name, shortMain).job() }},
 	{"native", func(name string) *batchv1.Job { return baselineJob(name, true) }},
 	{"nosidecar", noSidecarJob},
+	{"installonly", installOnlyJob},
 }
 
 // TestJobCompletionOursVsNative measures, on this cluster, the timing
@@ -46,7 +48,7 @@ func TestJobCompletionOursVsNative(t *testing.T) {
 		rounds = n
 	}
 	s := newSpace(t, "timing")
-	var succeeded, exit, create [3][]time.Duration // by timingVariants
+	var succeeded, exit, create [len(timingVariants)][]time.Duration // by timingVariants
 	for i := 1; i <= rounds; i++ {
 		for v, variant := range timingVariants {
 			if variant.name == "native" && !kube.NativeSidecars() {
@@ -63,7 +65,7 @@ func TestJobCompletionOursVsNative(t *testing.T) {
 	}
 	for _, m := range []struct {
 		name string
-		d    [3][]time.Duration
+		d    [len(timingVariants)][]time.Duration
 	}{{"main_exit_to_Succeeded", succeeded}, {"main_exit_to_Complete", exit}, {"create_to_Complete", create}} {
 		var medians, all []string
 		for v, variant := range timingVariants {
