@@ -31,15 +31,17 @@ func main() {
 	cluster := flag.Bool("cluster", true, "also measure Job completion on a real one-node cluster (needs root; see e2e/README.md)")
 	base := flag.String("dir", "", "parent of the shared directories (default: /dev/shm, a tmpfs like an emptyDir with medium Memory)")
 	kubernetes := flag.String("kubernetes", "", "the pinned Kubernetes versions the cluster rows run on, comma-separated (v1.30.14 or v1.30); default: every one under e2e/kubernetes/")
+	before := flag.String("before", "", "also build job-signal at this git revision and time its start-up beside this one's")
+	flag.StringVar(&injectReference, "inject-reference", injectReference, "git revision whose plugin the inject rows are measured against in the same run (\"\" for none)")
 	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, stop-real, floor, chain, ready, startup, window, idle, sizes, inject, cluster, webhook), and print without writing -out")
 	flag.Parse()
-	if err := run(*out, *scale, *cluster, *base, *only, *kubernetes); err != nil {
+	if err := run(*out, *scale, *cluster, *base, *only, *kubernetes, *before); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, scale float64, cluster bool, base, only, kubernetes string) error {
+func run(out string, scale float64, cluster bool, base, only, kubernetes, before string) error {
 	onlyRE, err := regexp.Compile(only)
 	if err != nil {
 		return fmt.Errorf("-only: %w", err)
@@ -55,9 +57,14 @@ func run(out string, scale float64, cluster bool, base, only, kubernetes string)
 		return err
 	}
 	defer os.RemoveAll(work)
-	b := &bench{work: work, bin: filepath.Join(work, "bin"), scale: scale, kubernetes: kubernetes}
+	b := &bench{work: work, bin: filepath.Join(work, "bin"), scale: scale, kubernetes: kubernetes, before: before}
 	if err := b.build(); err != nil {
 		return err
+	}
+	if before != "" {
+		if err := b.buildBefore(); err != nil {
+			return err
+		}
 	}
 	started := time.Now()
 	type step struct {
@@ -81,6 +88,7 @@ func run(out string, scale float64, cluster bool, base, only, kubernetes string)
 		{"idle", b.idle},
 		{"sizes", b.sizes},
 		{"inject", b.inject},
+		{"webhook", b.webhookProcess},
 	}
 	if cluster {
 		steps = append(steps, step{"cluster", b.cluster}, step{"webhook", b.webhook})
@@ -100,6 +108,7 @@ func run(out string, scale float64, cluster bool, base, only, kubernetes string)
 	report := b.report(time.Since(started), micro)
 	fmt.Print(report.table)
 	if only != "" {
+		fmt.Print(b.analysis())
 		return nil // a partial run does not replace the report
 	}
 	return os.WriteFile(out, []byte(report.markdown), 0o644)
@@ -110,7 +119,14 @@ type bench struct {
 	work, bin  string
 	scale      float64
 	kubernetes string // -kubernetes
+	before     string // a git revision whose job-signal is measured too
 	rows       []row
+	// launches are the start-up measurements by row name;
+	// startupInitsText and startupParts say where job-signal's start-up
+	// goes.
+	launches         map[string]*launch
+	startupInitsText string
+	startupParts     string
 }
 
 func (b *bench) runs(n int) int { return max(int(float64(n)*b.scale), 5) }

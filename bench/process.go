@@ -27,7 +27,11 @@ type process struct {
 }
 
 func start(name string, args ...string) (*process, error) {
-	cmd := exec.Command(name, args...)
+	return startCmd(exec.Command(name, args...))
+}
+
+// startCmd starts cmd in a process group of its own, its stderr ours.
+func startCmd(cmd *exec.Cmd) (*process, error) {
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -92,7 +92,12 @@ const method = `
   the creation of job.lock as the harness receives it (so it includes the harness's own wake-up).
 - Ready gate: the sidecar opens its port after a random 0–300 ms start-up, so the opening falls anywhere in the
   probe schedule; the latency is to the job's first moment.
-- Start-up: wall time of ` + "`true`" + ` and of ` + "`job-signal --dir D -- true`" + ` from fork to reaped, interleaved.
+- Start-up: wall time from fork to reaped, CPU time and minor page faults (getrusage of the reaped process, its
+  reaped children included) of ` + "`true`" + `, an empty Go program, a minimal Go wrapper of ` + "`true`" + ` (bench/startup.go),
+  ` + "`job-signal version`" + ` and ` + "`job-signal --dir D -- true`" + `, interleaved run by run; with -before REV also the
+  last two as built at REV. Instructions: valgrind's cachegrind without cache simulation, the median of three
+  runs. Package initialisation: GODEBUG=inittrace=1. The run path's CPU by part: a CPU profile of
+  BenchmarkRunTrue (internal/jobsignal), job-signal's Main around ` + "`true`" + ` many times in one process.
 - Idle: a sidecar-watch and a job-signal around a running job, measured over 10 s after 1 s to settle: CPU ticks
   (utime+stime, 10 ms units), context switches of all threads, VmRSS.
 - Inject: ` + "`kubectl-job_signal inject --offline -f FILE`" + ` as a process, stdout kept in memory, on a file of one and of
@@ -118,19 +123,7 @@ const method = `
 // targets that are missed.
 func (b *bench) analysis() string {
 	var out strings.Builder
-	plain, ok1 := b.find("start-up: `true` alone")
-	empty, ok2 := b.find("start-up: an empty Go program")
-	parse, ok3 := b.find("start-up: `job-signal version`")
-	wrapped, ok4 := b.find("start-up: `job-signal -- true`")
-	if ok1 && ok2 && ok3 && ok4 {
-		fmt.Fprintf(&out, "\n## Where the time goes\n\n")
-		fmt.Fprintf(&out, "Start-up overhead (p50): %s over `true`. Of that, %s is the Go runtime's own floor (an empty Go "+
-			"program against `true`), %s is loading job-signal's binary, initialising its packages and kong's parse "+
-			"(`job-signal version` against the empty program), and %s is the run itself beyond running `true` (job.lock, "+
-			"taken before the parse, catching signals, three atomic writes of job.state and the success marker written "+
-			"ahead, fork, exec, wait). A wrapper written in Go cannot go below the first part.\n",
-			human(wrapped.p50-plain.p50), human(empty.p50-plain.p50), human(parse.p50-empty.p50), human(wrapped.p50-parse.p50-plain.p50))
-	}
+	out.WriteString(b.startupAnalysis())
 	one, ok1 := b.find("stop latency, 1 sidecar(s), inotify")
 	twenty, ok2 := b.find("stop latency, 20 sidecar(s), inotify")
 	floor, ok3 := b.find("stop latency floor")

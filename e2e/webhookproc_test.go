@@ -5,7 +5,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -24,8 +23,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
-
-	"github.com/job-signal/job-signal/inject"
 )
 
 // The webhook as an operator runs it (issue 11), minus the Deployment: the
@@ -40,6 +37,7 @@ type webhookProcess struct {
 	addr     string // 127.0.0.1:PORT
 	cmd      *exec.Cmd
 	logPath  string // its stderr: JSON lines
+	ca       []byte // the CA of its serving certificate
 	exited   chan struct{}
 	stopOnce sync.Once
 }
@@ -57,7 +55,8 @@ type webhookEvent struct {
 
 // startWebhook runs job-signal-webhook with a fresh certificate for
 // 127.0.0.1, a kubeconfig of the shipped ServiceAccount, debug logs in
-// JSON and flags; it returns once the webhook has said where it listens.
+// JSON and flags (a --listen among them replaces the default, a free
+// port); it returns once the webhook has said where it listens.
 func startWebhook(t *testing.T, flags ...string) *webhookProcess {
 	t.Helper()
 	dir := t.TempDir()
@@ -74,7 +73,7 @@ func startWebhook(t *testing.T, flags ...string) *webhookProcess {
 	}
 	args := append([]string{"--listen=127.0.0.1:0", "--tls-cert-file=" + cert, "--tls-key-file=" + key,
 		"--kubeconfig=" + webhookKubeconfig(t, dir), "--log-format=json", "--log-level=debug"}, flags...)
-	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), exited: make(chan struct{})}
+	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), ca: kube.CAPEM(), exited: make(chan struct{})}
 	logFile, err := os.Create(w.logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -154,8 +153,8 @@ func (w *webhookProcess) events(t *testing.T) []webhookEvent {
 type shippedWebhook struct {
 	namespace      *corev1.Namespace
 	serviceAccount *corev1.ServiceAccount
-	role           *rbacv1.ClusterRole
-	binding        *rbacv1.ClusterRoleBinding
+	roles          []*rbacv1.ClusterRole
+	bindings       []*rbacv1.ClusterRoleBinding
 	config         *admissionregistrationv1.MutatingWebhookConfiguration
 }
 
@@ -174,14 +173,14 @@ func readShippedWebhook(t *testing.T) shippedWebhook {
 		case *corev1.ServiceAccount:
 			s.serviceAccount = o
 		case *rbacv1.ClusterRole:
-			s.role = o
+			s.roles = append(s.roles, o)
 		case *rbacv1.ClusterRoleBinding:
-			s.binding = o
+			s.bindings = append(s.bindings, o)
 		case *admissionregistrationv1.MutatingWebhookConfiguration:
 			s.config = o
 		}
 	}
-	if s.namespace == nil || s.serviceAccount == nil || s.role == nil || s.binding == nil || s.config == nil {
+	if s.namespace == nil || s.serviceAccount == nil || len(s.roles) == 0 || len(s.bindings) == 0 || s.config == nil {
 		t.Fatalf("%s lacks one of Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration", file)
 	}
 	return s
@@ -193,9 +192,10 @@ var webhookRBAC struct {
 }
 
 // webhookKubeconfig creates, once, the shipped Namespace, ServiceAccount,
-// ClusterRole and ClusterRoleBinding, and writes a kubeconfig with a token
-// of that ServiceAccount: the webhook reads pull secrets with exactly the
-// rights the manifests give it.
+// ClusterRoles and ClusterRoleBinding, and writes a kubeconfig with a token
+// of that ServiceAccount: the webhook reads LimitRanges, and pull secrets
+// where enableNamespace let it, with exactly the rights the manifests
+// give it.
 func webhookKubeconfig(t *testing.T, dir string) string {
 	t.Helper()
 	s := readShippedWebhook(t)
@@ -211,10 +211,14 @@ func webhookKubeconfig(t *testing.T, dir string) string {
 		create(err)
 		_, err = client.CoreV1().ServiceAccounts(s.serviceAccount.Namespace).Create(ctx, s.serviceAccount, metav1.CreateOptions{})
 		create(err)
-		_, err = client.RbacV1().ClusterRoles().Create(ctx, s.role, metav1.CreateOptions{})
-		create(err)
-		_, err = client.RbacV1().ClusterRoleBindings().Create(ctx, s.binding, metav1.CreateOptions{})
-		create(err)
+		for _, role := range s.roles {
+			_, err = client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+			create(err)
+		}
+		for _, binding := range s.bindings {
+			_, err = client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+			create(err)
+		}
 	})
 	if webhookRBAC.err != nil {
 		t.Fatalf("creating the webhook's RBAC from webhook.yaml: %v", webhookRBAC.err)
@@ -235,57 +239,4 @@ func webhookKubeconfig(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// registerWebhook registers the shipped MutatingWebhookConfiguration for
-// the webhook at addr: the clientConfig becomes its URL and the cluster's
-// CA, and each webhook's namespaceSelector also requires one of the given
-// namespaces, so that tests running at the same time do not reach each
-// other's webhook. Selectors, failurePolicy, timeout and reinvocation stay
-// as shipped. It returns once the API server calls the webhook.
-func registerWebhook(t *testing.T, addr string, namespaces ...string) {
-	t.Helper()
-	cfg := readShippedWebhook(t).config
-	cfg.Name = "job-signal-webhook-" + namespaces[0]
-	for i := range cfg.Webhooks {
-		w := &cfg.Webhooks[i]
-		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://" + addr + "/mutate"), CABundle: kube.CAPEM()}
-		if w.NamespaceSelector == nil {
-			w.NamespaceSelector = &metav1.LabelSelector{}
-		}
-		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: namespaces})
-	}
-	hooks := kube.Client().AdmissionregistrationV1().MutatingWebhookConfigurations()
-	if _, err := hooks.Create(t.Context(), cfg, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := hooks.Delete(ctx, cfg.Name, metav1.DeleteOptions{}); err != nil {
-			t.Errorf("delete MutatingWebhookConfiguration %s: %v", cfg.Name, err)
-		}
-	})
-	// The API server learns of webhook configurations through a watch:
-	// until it has, Pods are admitted without a call (failurePolicy does not
-	// apply). Probe with dry-run creations until one comes back injected.
-	probe := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe", Labels: map[string]string{inject.LabelInject: "enabled"}},
-		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
-			Name: "main", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}}}},
-	}
-	registered := time.Now()
-	deadline := registered.Add(30 * time.Second)
-	for {
-		got, err := kube.Client().CoreV1().Pods(namespaces[0]).Create(t.Context(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil && inject.Injected(got.Annotations) {
-			t.Logf("the API server calls webhook %s %v after its registration", cfg.Name, time.Since(registered).Round(time.Millisecond))
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the API server does not call the webhook %s 30 s after its registration (last probe: %v, annotations %v)", cfg.Name, err, got.GetAnnotations())
-		}
-		time.Sleep(100 * time.Millisecond) // the API server's informer has no event for us: poll, bounded
-	}
 }

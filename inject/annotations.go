@@ -46,6 +46,7 @@ var Options = []Option{
 	{Key: "ready-tcp", Flag: "--ready-tcp", check: checkHostPort},
 	{Key: "ready-http", Flag: "--ready-http", check: checkURL},
 	{Key: "ready-file", Flag: "--ready-file", check: checkPath},
+	{Key: "ready-exec", Flag: "--ready-exec", check: checkExec},
 	{Key: "after", Flag: "--after", check: checkNames},
 	{Key: "stop-after", Flag: "--stop-after", check: checkNames},
 	{Key: "quit-url", Flag: "--quit-url", check: checkURL},
@@ -180,6 +181,8 @@ func checkHostPort(v string) error { _, err := sidecarspec.TCPAddr(v); return er
 func checkURL(v string) error { _, err := sidecarspec.HTTPURL(v); return err }
 
 func checkPath(v string) error { _, err := sidecarspec.File(v); return err }
+
+func checkExec(v string) error { _, err := sidecarspec.Exec(v); return err }
 
 func checkSignal(v string) error { _, err := sidecarspec.StopSignal(v); return err }
 

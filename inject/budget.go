@@ -3,8 +3,6 @@ package inject
 import (
 	"fmt"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // sidecar-watch's defaults that the budget depends on (a test checks them
@@ -47,22 +45,10 @@ func StopBudget(name string, grace map[string]time.Duration, quit map[string]boo
 
 // budgetWarnings warns when a sidecar's stop budget exceeds the Pod's
 // terminationGracePeriodSeconds: the kubelet's SIGKILL would come first.
-func budgetWarnings(spec *corev1.PodSpec, sidecars []string, s settings, stopAfter map[string][]string) []string {
-	grace, quit := map[string]time.Duration{}, map[string]bool{}
-	for _, name := range sidecars {
-		v, ok := s.sidecar[name]["grace"]
-		if !ok {
-			v, ok = s.podWide["grace"]
-		}
-		grace[name] = DefaultGrace
-		if ok {
-			grace[name], _ = time.ParseDuration(v) // checked by parseSettings
-		}
-		_, quit[name] = s.sidecar[name]["quit-url"]
-	}
+func budgetWarnings(terminationGrace *int64, sidecars []string, grace map[string]time.Duration, quit map[string]bool, stopAfter map[string][]string) []string {
 	limit := defaultTerminationGrace
-	if spec.TerminationGracePeriodSeconds != nil {
-		limit = time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
+	if terminationGrace != nil {
+		limit = time.Duration(*terminationGrace) * time.Second
 	}
 	var worst string
 	var budget time.Duration

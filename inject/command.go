@@ -7,11 +7,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// ImageConfig is what an image says to run when the Pod does not: its
-// ENTRYPOINT and CMD, from the image's config in the registry.
+// ImageConfig is what an image says to run when the Pod does not, its
+// ENTRYPOINT and CMD, and its STOPSIGNAL, from the image's config in the
+// registry.
 type ImageConfig struct {
 	Entrypoint []string `json:"entrypoint,omitempty"`
 	Cmd        []string `json:"cmd,omitempty"`
+	StopSignal string   `json:"stopSignal,omitempty"`
 }
 
 // NeedsImage reports whether c's command line depends on its image: it has

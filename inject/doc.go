@@ -2,11 +2,14 @@
 // the one transformation behind `kubectl job-signal inject` and the
 // job-signal-webhook admission webhook.
 //
-// It is pure: a PodSpec, its annotations and the ENTRYPOINT/CMD of the
-// images it needs go in; the injected PodSpec, its annotations and warnings
-// come out. Looking images up in a registry is the caller's job (see
-// Needs), so the same input always gives the same output, whichever front
-// end calls it.
+// It is pure: the JSON of a Pod template and the ENTRYPOINT, CMD and
+// STOPSIGNAL of the images it needs go in; the changes come out, as JSON
+// Patch operations on that template (Op), with warnings. Prepare reads and
+// decides once; Plan.Needs lists the images to look up, which is the
+// caller's job; Plan.Inject completes the plan. So the same input always
+// gives the same output, whichever front end calls it: the webhook sends
+// the operations as its patch, the plugin applies them where the bytes of
+// the manifest are.
 //
 // The layout it produces is the project's (two emptyDir volumes, the
 // job-signal-install init container, the wrapped commands):
@@ -16,8 +19,9 @@
 //     container and mounted read-only everywhere else);
 //   - init container job-signal-install, first, running
 //     `job-signal install /var/run/job-signal-bin`;
-//   - the main container under job-signal and every other container under
-//     sidecar-watch, the original command line moved into args, following
+//   - the main container (see chooseMain) under job-signal and every other
+//     container under sidecar-watch, with what their probes, their known
+//     sidecar's arguments (KnownSidecars) and their image say, the original command line moved into args, following
 //     Kubernetes' rule for command and args against the image's ENTRYPOINT
 //     and CMD (see Effective).
 //

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/version"
-
 	"github.com/alecthomas/kong"
 	corev1 "k8s.io/api/core/v1"
 
@@ -131,7 +129,7 @@ func TestInjectWritesOnlyWhatSidecarWatchAccepts(t *testing.T) {
 				{Name: "proxy", Image: "proxy", Command: []string{"/proxy"}},
 			}}
 			annotation := inject.Prefix + tc.key
-			res, err := inject.Inject(inject.Input{Spec: spec, Annotations: map[string]string{annotation: tc.value}, Installer: version.Image})
+			res, err := injectSpec(spec, map[string]string{annotation: tc.value, inject.Prefix + "main": "main"}, nil)
 			if err != nil {
 				if !strings.Contains(err.Error(), annotation) {
 					t.Errorf("refused without naming %s: %v", annotation, err)

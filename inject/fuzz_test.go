@@ -100,11 +100,12 @@ func FuzzInject(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := &picker{data}
 		spec, ann, images := p.pod()
-		res, err := inject.Inject(inject.Input{Spec: spec, Annotations: ann, Images: images, Installer: version.Image})
+		in := podTemplate(spec, ann)
+		res, err := injectTemplate(in, images)
 		if err != nil {
 			return
 		}
-		roundTrips(t, spec, ann, res)
+		roundTrips(t, in, res)
 	})
 }
 
@@ -115,14 +116,17 @@ func FuzzUninject(f *testing.F) {
 	f.Add([]byte{}, `not json`)
 	f.Fuzz(func(t *testing.T, data []byte, record string) {
 		spec, ann, images := (&picker{data}).pod()
-		if res, err := inject.Inject(inject.Input{Spec: spec, Annotations: ann, Images: images, Installer: version.Image}); err == nil {
+		if res, err := injectSpec(spec, ann, images); err == nil {
 			spec, ann = res.Spec, res.Annotations
 		}
 		if ann == nil {
 			ann = map[string]string{}
 		}
 		ann[inject.AnnotationInjected] = record
-		inject.Uninject(spec, ann)
-		inject.Needs(spec, ann)
+		inject.Uninject(podTemplate(spec, ann))
+		if plan, err := inject.Prepare(podTemplate(spec, ann)); err == nil {
+			plan.Needs()
+			plan.Inject(images, version.Image)
+		}
 	})
 }

@@ -1,6 +1,7 @@
 package inject_test
 
 import (
+	"encoding/json"
 	"flag"
 	"maps"
 	"os"
@@ -8,9 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/job-signal/job-signal/internal/version"
-
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/job-signal/job-signal/inject"
@@ -23,15 +21,15 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/sh
 type shape struct {
 	Annotations map[string]string             `json:"annotations,omitempty"`
 	Images      map[string]inject.ImageConfig `json:"images,omitempty"`
-	Spec        corev1.PodSpec                `json:"spec"`
+	Spec        json.RawMessage               `json:"spec"`
 }
 
 // outcome is what a golden file holds.
 type outcome struct {
-	Error       string            `json:"error,omitempty"`
-	Warnings    []string          `json:"warnings,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-	Spec        *corev1.PodSpec   `json:"spec,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Nothing  string          `json:"nothing,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
+	Template json.RawMessage `json:"template,omitempty"`
 }
 
 // TestShapes injects each Pod shape of testdata/shapes and compares with
@@ -47,16 +45,60 @@ func TestShapes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var s shape
 			readYAML(t, in, &s)
-			res, err := inject.Inject(inject.Input{Spec: s.Spec, Annotations: s.Annotations, Images: s.Images, Installer: version.Image})
+			tmpl := map[string]any{"spec": s.Spec}
+			if s.Annotations != nil {
+				tmpl["metadata"] = map[string]any{"annotations": s.Annotations}
+			}
+			data, _ := json.Marshal(tmpl)
 			var got outcome
-			if err != nil {
+			if plan, err := inject.Prepare(data); err != nil {
 				got.Error = err.Error()
+			} else if plan.Nothing() != "" {
+				got.Nothing = plan.Nothing()
 			} else {
-				got = outcome{Warnings: res.Warnings, Annotations: res.Annotations, Spec: &res.Spec}
-				checkProperties(t, s, res)
+				res, err := injectTemplate(data, s.Images)
+				if err != nil {
+					got.Error = err.Error()
+				} else {
+					for _, n := range plan.Needs() {
+						if _, ok := s.Images[n.Image]; !ok {
+							t.Errorf("Needs lists %v, which the shape has no image config for", n)
+						}
+					}
+					got = outcome{Warnings: res.Warnings, Template: res.Template}
+					roundTrips(t, data, res)
+					checkFlags(t, res.Spec)
+					checkByHand(t, res)
+				}
 			}
 			compareGolden(t, strings.TrimSuffix(in, ".in.yaml")+".golden.yaml", got)
 		})
+	}
+}
+
+// checkByHand: the same Pod injected by hand (no record): uninject turns
+// the flags into annotations, and injecting that gives the same Pod again.
+func checkByHand(t *testing.T, res injected) {
+	t.Helper()
+	hand := maps.Clone(res.Annotations)
+	delete(hand, inject.AnnotationInjected)
+	data := podTemplate(res.Spec, hand)
+	undo, err := inject.Uninject(data)
+	if err != nil {
+		t.Fatalf("uninject without the record: %v", err)
+	}
+	plain, err := inject.Apply(data, undo.Ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redone, err := injectTemplate(plain, nil)
+	if err != nil {
+		t.Fatalf("inject after unwrapping: %v", err)
+	}
+	a, _ := json.Marshal(res.Spec)
+	b, _ := json.Marshal(redone.Spec)
+	if !sameJSON(t, a, b) {
+		t.Errorf("inject(uninject(x by hand)) != x:\n%s\n%s", a, b)
 	}
 }
 
@@ -71,7 +113,7 @@ func readYAML(t *testing.T, path string, into any) {
 	}
 }
 
-func compareGolden(t *testing.T, path string, got any) {
+func compareGolden(t *testing.T, path string, got outcome) {
 	t.Helper()
 	b, err := yaml.Marshal(got)
 	if err != nil {
@@ -89,39 +131,5 @@ func compareGolden(t *testing.T, path string, got any) {
 	}
 	if string(want) != string(b) {
 		t.Errorf("%s differs (run with -update after checking the change):\n--- got\n%s\n--- want\n%s", path, b, want)
-	}
-}
-
-// checkProperties: uninject restores the input exactly, injecting again
-// changes nothing, Needs names the containers that used an image, and
-// every wrapped command parses with the real programs' flags.
-func checkProperties(t *testing.T, s shape, res inject.Result) {
-	t.Helper()
-	roundTrips(t, s.Spec, s.Annotations, res)
-	needs, err := inject.Needs(s.Spec, s.Annotations)
-	if err != nil {
-		t.Fatalf("needs: %v", err)
-	}
-	for _, n := range needs {
-		if _, ok := s.Images[n.Image]; !ok {
-			t.Errorf("Needs lists %v, which the shape has no image config for", n)
-		}
-	}
-	checkFlags(t, res.Spec)
-
-	// The same Pod injected by hand (no record): uninject turns the flags
-	// into annotations, and injecting that gives the same Pod again.
-	hand := maps.Clone(res.Annotations)
-	delete(hand, inject.AnnotationInjected)
-	unwrapped, err := inject.Uninject(res.Spec, hand)
-	if err != nil {
-		t.Fatalf("uninject without the record: %v", err)
-	}
-	redone, err := inject.Inject(inject.Input{Spec: unwrapped.Spec, Annotations: unwrapped.Annotations, Installer: version.Image})
-	if err != nil {
-		t.Fatalf("inject after unwrapping: %v", err)
-	}
-	if diff := specDiff(res.Spec, nil, redone.Spec, nil); diff != "" {
-		t.Errorf("inject(uninject(x by hand)) != x:\n%s", diff)
 	}
 }

@@ -1,32 +1,28 @@
 package inject
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Input is what Inject transforms.
-type Input struct {
-	Spec        corev1.PodSpec
-	Annotations map[string]string
-	// Images holds the ENTRYPOINT and CMD of the images that Needs lists,
-	// keyed by the image reference as the container writes it.
-	Images map[string]ImageConfig
-	// Installer is the image of the init container (required: the front
-	// ends pass the release's image, or the one their user chose).
-	Installer string
-}
-
-// Result is a transformed Pod template.
-type Result struct {
-	Spec        corev1.PodSpec
-	Annotations map[string]string
-	// Warnings are worth telling the user but do not stop the injection.
-	Warnings []string
+// Plan is a Pod template read and decided once: which container is the
+// job, which are sidecars, what their probes and arguments already say,
+// which images must be looked up. Inject completes it with those images.
+type Plan struct {
+	t    *template
+	p    *plan
+	undo []Op // for a template injected before: the ops that take it out
+	// orig is the template without job-signal (the input, or the input
+	// with a previous injection undone).
+	orig    *template
+	known   map[string][]string // command lines kept from a previous injection
+	text    map[string]string   // source texts kept by a previous injection
+	nothing string
 }
 
 // Need is a container whose command line comes from its image.
@@ -35,101 +31,173 @@ type Need struct {
 	Image     string
 }
 
+// Result is what Inject or Uninject decided: the changes, as JSON Patch
+// operations on the template, and what to tell the user.
+type Result struct {
+	Ops      []Op
+	Warnings []string
+}
+
 // Injected reports whether annotations carry Inject's record.
 func Injected(annotations map[string]string) bool {
 	_, ok := annotations[AnnotationInjected]
 	return ok
 }
 
+// Prepare reads a Pod template (the JSON of an object with metadata and
+// spec: a Pod, or a Job's spec.template) and decides what Inject does
+// with it. A template injected before is decided on as it was before.
+func Prepare(data []byte) (*Plan, error) {
+	t, err := readTemplate(data)
+	if err != nil {
+		return nil, err
+	}
+	pl := &Plan{t: t, orig: t}
+	if Injected(t.annotations) {
+		u, err := uninject(t)
+		if err != nil {
+			return nil, err
+		}
+		pl.undo, pl.known, pl.text = u.ops, u.known, u.text
+		raw, _ := json.Marshal(t.raw)
+		origJSON, err := Apply(raw, u.ops)
+		if err != nil {
+			return nil, fmt.Errorf("undo the previous injection: %w", err)
+		}
+		if pl.orig, err = readTemplate(origJSON); err != nil {
+			return nil, err
+		}
+	}
+	if why := nothingToDo(&pl.orig.spec); why != "" {
+		pl.nothing = why
+		return pl, nil
+	}
+	if err := admissible(&pl.orig.spec); err != nil {
+		return nil, err
+	}
+	s, err := parseSettings(pl.orig.annotations)
+	if err != nil {
+		return nil, err
+	}
+	pl.p, err = makePlan(&pl.orig.spec, s, pl.orig.annotations[AnnotationDefaultContainer])
+	if err != nil {
+		return nil, err
+	}
+	if err := pl.checkWrapped(); err != nil {
+		return nil, err
+	}
+	if err := checkClashes(&pl.orig.spec, pl.p); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// nothingToDo says why a Pod needs no job-signal at all: one container and
+// no command of its own ends by itself, with nothing to stop after it.
+func nothingToDo(spec *corev1.PodSpec) string {
+	if len(spec.Containers) == 1 && len(spec.InitContainers) == 0 && NeedsImage(&spec.Containers[0]) {
+		return fmt.Sprintf("one container (%q) and no sidecar: it completes by itself, nothing to do", spec.Containers[0].Name)
+	}
+	return ""
+}
+
+// Nothing is non-empty, saying why, when the template needs no job-signal.
+func (pl *Plan) Nothing() string { return pl.nothing }
+
 // Needs lists the containers Inject will wrap whose image must be looked
 // up (they have no command). A Pod injected before needs none: its
 // wrapped command lines are kept.
-func Needs(spec corev1.PodSpec, annotations map[string]string) ([]Need, error) {
-	orig, ann, known, err := original(spec, annotations)
-	if err != nil {
-		return nil, err
-	}
-	s, err := parseSettings(ann)
-	if err != nil {
-		return nil, err
-	}
-	p, err := makePlan(&orig, s)
-	if err != nil {
-		return nil, err
+func (pl *Plan) Needs() []Need {
+	if pl.p == nil {
+		return nil
 	}
 	var needs []Need
-	for _, c := range orig.Containers {
-		if p.roles[c.Name] != roleIgnored && known[c.Name] == nil && NeedsImage(&c) {
+	for _, c := range pl.orig.spec.Containers {
+		if pl.p.roles[c.Name] != roleIgnored && pl.known[c.Name] == nil && NeedsImage(&c) {
 			needs = append(needs, Need{Container: c.Name, Image: c.Image})
 		}
 	}
-	return needs, nil
+	return needs
 }
 
-// Inject adds job-signal to the Pod template. Injecting an injected Pod
-// gives the same result, updated to its current annotations.
-func Inject(in Input) (Result, error) {
-	orig, ann, known, err := original(in.Spec, in.Annotations)
-	if err != nil {
-		return Result{}, err
-	}
-	s, err := parseSettings(ann)
-	if err != nil {
-		return Result{}, err
-	}
-	p, err := makePlan(&orig, s)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := checkClashes(&orig, p); err != nil {
-		return Result{}, err
-	}
-	if in.Installer == "" {
-		return Result{}, errors.New("inject: Input.Installer is empty: name the job-signal image of the install init container")
-	}
-	installer := in.Installer
-	out := *orig.DeepCopy()
-	rec := record{Version: recordVersion, NoVolumes: out.Volumes == nil, NoInit: out.InitContainers == nil}
-	for i := range out.Containers {
-		c := &out.Containers[i]
-		var command []string
-		switch p.roles[c.Name] {
-		case roleIgnored:
+// checkWrapped refuses a container that already runs under a tool that
+// does what job-signal does: two such tools would fight over the same
+// sidecars. The error says how to move to job-signal.
+func (pl *Plan) checkWrapped() error {
+	for _, c := range pl.orig.spec.Containers {
+		if pl.p.roles[c.Name] == roleIgnored {
 			continue
-		case roleMain:
-			command = append(append([]string{JobSignalPath}, p.mainFlags...), "--")
-		default:
-			command = append(append([]string{SidecarWatchPath}, p.sidecarFlags[c.Name]...), "--")
 		}
-		line := known[c.Name]
-		if line == nil {
-			var img *ImageConfig
-			if cfg, ok := in.Images[c.Image]; ok {
-				img = &cfg
-			}
-			if line, err = Effective(c, img); err != nil {
-				return Result{}, fmt.Errorf("container %q (image %s): %w", c.Name, c.Image, err)
-			}
+		if tool := wrappedBy(concat(c.Command, c.Args), c.Env); tool != "" {
+			return fmt.Errorf("container %q already runs under %s, which does what job-signal does: %s", c.Name, tool, migrationHint(tool, c.Name))
 		}
-		cr := containerRecord{Name: c.Name, Command: c.Command, Args: c.Args, NoMounts: c.VolumeMounts == nil}
-		c.Command, c.Args = command, line
-		c.VolumeMounts = append(c.VolumeMounts, wrappedMounts()...)
-		cr.Sum = commandSum(c)
-		rec.Containers = append(rec.Containers, cr)
 	}
-	out.InitContainers = append([]corev1.Container{installContainer(installer)}, out.InitContainers...)
-	out.Volumes = append(out.Volumes, stateVolume(), binVolume())
-	annotations := maps.Clone(ann)
-	if annotations == nil {
-		annotations = map[string]string{}
+	return nil
+}
+
+// Inject completes the plan with the images' ENTRYPOINT, CMD and
+// STOPSIGNAL (keyed by image reference as the containers write it) and
+// the image of the install init container, and returns the changes.
+// Injecting an injected template gives no changes unless its annotations
+// changed.
+func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result, error) {
+	if pl.nothing != "" {
+		return Result{}, nil
 	}
-	annotations[AnnotationInjected] = rec.encode()
-	return Result{Spec: out, Annotations: annotations, Warnings: p.warnings}, nil
+	if installer == "" {
+		return Result{}, errors.New("inject: the installer image is empty: name the job-signal image of the install init container")
+	}
+	ops, warnings, err := injectOps(pl.orig, pl.p, images, pl.known, pl.text, installer)
+	if err != nil {
+		return Result{}, err
+	}
+	if pl.undo == nil {
+		return Result{Ops: ops, Warnings: warnings}, nil
+	}
+	// Injected before: the same result is no change; a different one is
+	// the undo followed by the new injection, keeping the layout's
+	// volumes and init container as they are (admission plugins may have
+	// changed them since: a token mount, a mirrored image).
+	changes := append(keepLayout(pl.undo), keepLayout(ops)...)
+	raw, _ := json.Marshal(pl.t.raw)
+	want, err := Apply(raw, changes)
+	if err != nil {
+		return Result{}, err
+	}
+	if same, _ := equalJSON(raw, want); same {
+		return Result{Warnings: warnings}, nil
+	}
+	return Result{Ops: changes, Warnings: warnings}, nil
+}
+
+// keepLayout drops the ops on the layout's volumes and init container.
+func keepLayout(ops []Op) []Op {
+	var out []Op
+	for _, o := range ops {
+		if o.layout {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func equalJSON(a, b []byte) (bool, error) {
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		return false, err
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return bytes.Equal(xb, yb), nil
 }
 
 // checkClashes refuses a Pod that already uses the names or paths the
 // layout adds: Uninject finds what Inject added by those names.
-func checkClashes(spec *corev1.PodSpec, p plan) error {
+func checkClashes(spec *corev1.PodSpec, p *plan) error {
 	hint := "; if job-signal was added by hand, `kubectl job-signal uninject` turns it into annotations"
 	for _, v := range spec.Volumes {
 		if v.Name == StateVolume || v.Name == BinVolume {

@@ -19,170 +19,278 @@ const (
 	roleIgnored             // left as it is (job-signal.dev/ignore)
 )
 
-// plan is the decision for one Pod: who is main, who are the sidecars,
-// and the flags each gets.
+// plan is the decision for one Pod that needs no image: who is main, who
+// are the sidecars, what the manifest already says about each. The flags
+// are completed once the images are known (see flags).
 type plan struct {
-	main         string
-	roles        map[string]role
-	sidecars     []string // in container order
-	mainFlags    []string
-	sidecarFlags map[string][]string
-	warnings     []string
+	spec     *corev1.PodSpec
+	s        settings
+	main     string
+	roles    map[string]role
+	sidecars []string // in container order
+	native   map[string]bool
+	restart  []string // job-signal's flags for the Pod's restartPolicy
+	known    map[string]*KnownSidecar
+	probes   map[string]*derived // readiness read from each sidecar's probes
+	after    map[string][]string
+	stop     map[string][]string // --stop-after
 }
 
 // makePlan checks the settings against the Pod's containers and decides.
 // Every error names the annotation or field to fix.
-func makePlan(spec *corev1.PodSpec, s settings) (plan, error) {
-	p := plan{roles: map[string]role{}, sidecarFlags: map[string][]string{}}
+func makePlan(spec *corev1.PodSpec, s settings, defaultContainer string) (*plan, error) {
+	p := &plan{spec: spec, s: s, roles: map[string]role{}, known: map[string]*KnownSidecar{}, probes: map[string]*derived{}}
 	if len(spec.Containers) == 0 {
-		return p, errors.New("spec.containers is empty")
+		return nil, errors.New("spec.containers is empty")
 	}
-	var restartFlags []string
-	switch spec.RestartPolicy {
+	var err error
+	if p.restart, err = restartFlags(spec.RestartPolicy); err != nil {
+		return nil, err
+	}
+	p.native = nativeSidecars(spec)
+	if err := p.chooseRoles(defaultContainer); err != nil {
+		return nil, err
+	}
+	if err := p.checkReferences(); err != nil {
+		return nil, err
+	}
+	for _, name := range p.sidecars {
+		c := container(spec, name)
+		if hasReadiness(s.sidecar[name]) {
+			continue // the annotation decides
+		}
+		d, err := readinessFromProbes(c)
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			p.probes[name] = d
+		}
+	}
+	return p, nil
+}
+
+// restartFlags decides job-signal's flags for the Pod's restartPolicy.
+func restartFlags(policy corev1.RestartPolicy) ([]string, error) {
+	switch policy {
 	case corev1.RestartPolicyNever:
+		return nil, nil
 	case corev1.RestartPolicyOnFailure:
-		restartFlags = []string{"--restart-policy", "OnFailure"}
+		return []string{"--restart-policy", "OnFailure"}, nil
 	case "":
-		return p, errors.New("spec.restartPolicy is not set, and a Pod's default is Always: job-signal is for Pods that end; set Never or OnFailure (a Job's template must)")
-	default:
-		return p, fmt.Errorf("spec.restartPolicy is %s: job-signal is for Pods that end; set Never or OnFailure", spec.RestartPolicy)
+		return nil, errors.New("spec.restartPolicy is not set, and a Pod's default is Always: job-signal is for Pods that end; set Never or OnFailure (a Job's template must)")
 	}
+	return nil, fmt.Errorf("spec.restartPolicy is %s: job-signal is for Pods that end; set Never or OnFailure", policy)
+}
+
+// nativeSidecars are the init containers with restartPolicy Always, which
+// Kubernetes starts and stops itself.
+func nativeSidecars(spec *corev1.PodSpec) map[string]bool {
 	native := map[string]bool{}
 	for _, c := range spec.InitContainers {
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			native[c.Name] = true
 		}
 	}
-	// what explains why name cannot be used where a sidecar is expected.
-	what := func(name string) string {
-		r, ok := p.roles[name]
-		switch {
-		case native[name]:
-			return "is a native sidecar (an init container with restartPolicy Always): Kubernetes starts and stops it, job-signal does not"
-		case !ok:
-			return "is not a container of this Pod"
-		case r == roleMain:
-			return "is the main container"
-		case r == roleIgnored:
-			return "is ignored (" + Prefix + keyIgnore + ")"
-		}
-		return ""
-	}
-	for _, c := range spec.Containers {
+	return native
+}
+
+// chooseRoles marks the ignored containers, chooses the main one and makes
+// the others sidecars.
+func (p *plan) chooseRoles(defaultContainer string) error {
+	for _, c := range p.spec.Containers {
 		p.roles[c.Name] = roleSidecar
+		p.known[c.Name] = knownSidecar(c.Image)
 	}
-	for _, name := range s.ignore {
+	for _, name := range p.s.ignore {
 		if _, ok := p.roles[name]; !ok {
-			return p, fmt.Errorf("annotation %s%s: %q %s", Prefix, keyIgnore, name, what(name))
+			return fmt.Errorf("annotation %s%s: %q %s", Prefix, keyIgnore, name, p.what(name))
 		}
 		p.roles[name] = roleIgnored
 	}
-	switch {
-	case s.hasMain && len(s.main) != 1:
-		return p, fmt.Errorf("annotation %s%s: name exactly one container (got %d): a Pod has one job; leave other containers that end by themselves to Kubernetes with %s%s",
-			Prefix, keyMain, len(s.main), Prefix, keyIgnore)
-	case s.hasMain:
-		p.main = s.main[0]
-		if r, ok := p.roles[p.main]; !ok || r == roleIgnored {
-			return p, fmt.Errorf("annotation %s%s: %q %s", Prefix, keyMain, p.main, what(p.main))
-		}
-	default:
-		for _, c := range spec.Containers {
-			if p.roles[c.Name] != roleIgnored {
-				p.main = c.Name
-				break
-			}
-		}
-		if p.main == "" {
-			return p, fmt.Errorf("annotation %s%s names every container: nothing left to run as the main one", Prefix, keyIgnore)
-		}
+	var candidates []candidate
+	for _, c := range p.spec.Containers {
+		candidates = append(candidates, candidate{name: c.Name, ignored: p.roles[c.Name] == roleIgnored,
+			sidecar: sidecarOf(&c, p.known[c.Name])})
 	}
-	p.roles[p.main] = roleMain
-	for _, c := range spec.Containers {
+	main, err := chooseMain(candidates, p.s.main, p.s.hasMain, defaultContainer)
+	if err != nil {
+		return err
+	}
+	p.main = main
+	p.roles[main] = roleMain
+	for _, c := range p.spec.Containers {
 		if p.roles[c.Name] == roleSidecar {
 			p.sidecars = append(p.sidecars, c.Name)
 		}
 	}
-	isSidecar := func(name string) bool { return p.roles[name] == roleSidecar && !native[name] }
-	for name := range s.sidecar {
-		if !isSidecar(name) {
-			return p, fmt.Errorf("annotations %s*.%s: %q %s", Prefix, name, name, what(name))
-		}
-	}
-	refs := func(annotation, self string, list []string) error {
-		for _, name := range list {
-			if name == self {
-				return fmt.Errorf("annotation %s: %q names its own container", annotation, name)
-			}
-			if !isSidecar(name) {
-				return fmt.Errorf("annotation %s: %q %s", annotation, name, what(name))
-			}
-		}
-		return nil
-	}
-	waitFor := p.sidecars
-	if s.hasWaitFor {
-		waitFor = s.waitFor
-		if err := refs(Prefix+"wait-for", "", waitFor); err != nil {
-			return p, err
-		}
-	}
-	if len(waitFor) > 0 {
-		p.mainFlags = append(p.mainFlags, "--wait-for", strings.Join(waitFor, ","))
-	}
-	if v, ok := s.main1["ready-timeout"]; ok {
-		p.mainFlags = append(p.mainFlags, "--ready-timeout", v)
-	}
-	p.mainFlags = append(p.mainFlags, restartFlags...)
+	return nil
+}
 
-	after, stopAfter := map[string][]string{}, map[string][]string{}
+// what explains why name cannot be used where a sidecar is expected.
+func (p *plan) what(name string) string {
+	r, ok := p.roles[name]
+	switch {
+	case p.native[name]:
+		return "is a native sidecar (an init container with restartPolicy Always): Kubernetes starts and stops it, job-signal does not"
+	case !ok:
+		return "is not a container of this Pod"
+	case r == roleMain:
+		return "is the main container"
+	case r == roleIgnored:
+		return "is ignored (" + Prefix + keyIgnore + ")"
+	}
+	return ""
+}
+
+func (p *plan) isSidecar(name string) bool { return p.roles[name] == roleSidecar && !p.native[name] }
+
+// checkReferences checks every annotation that names containers against
+// the roles, and the start and stop orders for cycles.
+func (p *plan) checkReferences() error {
+	for _, name := range sortedKeys(p.s.sidecar) {
+		if !p.isSidecar(name) {
+			return fmt.Errorf("annotations %s*.%s: %q %s", Prefix, name, name, p.what(name))
+		}
+	}
+	if p.s.hasWaitFor {
+		if err := p.refs(Prefix+"wait-for", "", p.s.waitFor); err != nil {
+			return err
+		}
+	}
+	p.after, p.stop = map[string][]string{}, map[string][]string{}
 	for _, name := range p.sidecars {
-		own := s.sidecar[name]
-		ready := 0
-		flags := []string{"--name", name}
-		for _, o := range Options {
-			if o.Main {
-				continue
-			}
-			v, ok := own[o.Key]
-			if !ok && o.PodWide {
-				v, ok = s.podWide[o.Key]
-			}
+		if n := readinessCount(p.s.sidecar[name]); n > 1 {
+			return fmt.Errorf("annotations %sready-*.%s: give at most one of ready-tcp, ready-http, ready-file and ready-exec", Prefix, name)
+		}
+		for key, order := range map[string]map[string][]string{"after": p.after, "stop-after": p.stop} {
+			v, ok := p.s.sidecar[name][key]
 			if !ok {
 				continue
 			}
-			annotation := Prefix + o.Key + "." + name
-			switch o.Key {
-			case "ready-tcp", "ready-http", "ready-file":
-				if ready++; ready > 1 {
-					return p, fmt.Errorf("annotations %sready-*.%s: give at most one of ready-tcp, ready-http and ready-file", Prefix, name)
-				}
-			case "after", "stop-after":
-				list, _ := names(v)
-				if err := refs(annotation, name, list); err != nil {
-					return p, err
-				}
-				if o.Key == "after" {
-					after[name] = list
-				} else {
-					stopAfter[name] = list
-				}
+			list, _ := names(v)
+			if err := p.refs(Prefix+key+"."+name, name, list); err != nil {
+				return err
 			}
-			flags = append(flags, o.Flag, v)
+			order[name] = list
 		}
-		p.sidecarFlags[name] = flags
 	}
-	if cycle := sidecarname.FindCycle(p.sidecars, lookup(after)); cycle != nil {
-		return p, fmt.Errorf("annotations %safter.*: start order has a cycle: %s", Prefix, strings.Join(cycle, " after "))
+	if cycle := sidecarname.FindCycle(p.sidecars, lookup(p.after)); cycle != nil {
+		return fmt.Errorf("annotations %safter.*: start order has a cycle: %s", Prefix, strings.Join(cycle, " after "))
 	}
-	if cycle := sidecarname.FindCycle(p.sidecars, lookup(stopAfter)); cycle != nil {
-		return p, fmt.Errorf("annotations %sstop-after.*: stop order has a cycle: %s", Prefix, strings.Join(cycle, " stops after "))
+	if cycle := sidecarname.FindCycle(p.sidecars, lookup(p.stop)); cycle != nil {
+		return fmt.Errorf("annotations %sstop-after.*: stop order has a cycle: %s", Prefix, strings.Join(cycle, " stops after "))
 	}
-	p.warnings = append(p.warnings, budgetWarnings(spec, p.sidecars, s, stopAfter)...)
-	return p, nil
+	return nil
+}
+
+func (p *plan) refs(annotation, self string, list []string) error {
+	for _, name := range list {
+		if name == self {
+			return fmt.Errorf("annotation %s: %q names its own container", annotation, name)
+		}
+		if !p.isSidecar(name) {
+			return fmt.Errorf("annotation %s: %q %s", annotation, name, p.what(name))
+		}
+	}
+	return nil
 }
 
 // lookup reads an ordering's edges from a map.
 func lookup(edges map[string][]string) func(string) []string {
 	return func(name string) []string { return edges[name] }
+}
+
+func hasReadiness(own map[string]string) bool { return readinessCount(own) > 0 }
+
+func readinessCount(own map[string]string) int {
+	n := 0
+	for _, k := range []string{"ready-tcp", "ready-http", "ready-file", "ready-exec"} {
+		if _, ok := own[k]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+func container(spec *corev1.PodSpec, name string) *corev1.Container {
+	for i := range spec.Containers {
+		if spec.Containers[i].Name == name {
+			return &spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+// mainFlags are job-signal's flags.
+func (p *plan) mainFlags() []string {
+	var flags []string
+	waitFor := p.sidecars
+	if p.s.hasWaitFor {
+		waitFor = p.s.waitFor
+	}
+	if len(waitFor) > 0 {
+		flags = append(flags, "--wait-for", strings.Join(waitFor, ","))
+	}
+	if v, ok := p.s.main1["ready-timeout"]; ok {
+		flags = append(flags, "--ready-timeout", v)
+	}
+	return append(flags, p.restart...)
+}
+
+// sidecarValues are a sidecar's settings by annotation key: its own
+// annotations, then the Pod-wide ones, then what its probes, its known
+// sidecar's row (read against line, its full command line) and its
+// image's STOPSIGNAL say.
+func (p *plan) sidecarValues(name string, line []string, stopSignal string) (map[string]string, []string) {
+	c := container(p.spec, name)
+	values := map[string]string{}
+	for _, o := range Options {
+		if o.Main {
+			continue
+		}
+		if v, ok := p.s.sidecar[name][o.Key]; ok {
+			values[o.Key] = v
+		} else if v, ok := p.s.podWide[o.Key]; ok && o.PodWide {
+			values[o.Key] = v
+		}
+	}
+	k := p.known[name]
+	if !hasReadiness(values) {
+		if d := p.probes[name]; d != nil {
+			values[d.key] = d.value
+		} else if k != nil {
+			if url := fromTable(k.Ready, line, c.Env); url != "" {
+				values["ready-http"] = url
+			}
+		}
+	}
+	if _, ok := values["quit-url"]; !ok && k != nil {
+		if url := fromTable(k.Quit, line, c.Env); url != "" {
+			values["quit-url"] = url
+		}
+	}
+	var warnings []string
+	if _, ok := values["stop-signal"]; !ok {
+		sig, _, warning := stopSignalOf(name, stopSignal, k)
+		if sig != "" {
+			values["stop-signal"] = sig
+		}
+		if warning != "" {
+			warnings = append(warnings, warning)
+		}
+	}
+	return values, warnings
+}
+
+// sidecarFlags writes a sidecar's values as sidecar-watch's flags, in the
+// order of Options.
+func sidecarFlags(name string, values map[string]string) []string {
+	flags := []string{"--name", name}
+	for _, o := range Options {
+		if v, ok := values[o.Key]; ok && !o.Main {
+			flags = append(flags, o.Flag, v)
+		}
+	}
+	return flags
 }

@@ -5,45 +5,53 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // record is what the annotation job-signal.dev/injected holds: enough to
 // undo Inject exactly. Added items (volumes, the init container, mounts)
-// are found by their names, which Inject refuses to reuse; what they
-// replaced or whether a list was absent is kept here.
+// are found by their names, which Inject refuses to reuse; what was there
+// before (absent, null, a list) and the original command lines are kept
+// here.
 type record struct {
 	Version    int               `json:"v"`
 	Containers []containerRecord `json:"containers"`
-	// NoVolumes and NoInit: spec.volumes / spec.initContainers were absent.
-	NoVolumes bool `json:"noVolumes,omitempty"`
-	NoInit    bool `json:"noInitContainers,omitempty"`
+	// Was says, by place ("volumes", "initContainers", "metadata",
+	// "annotations"), that it was absent ("absent") or null ("null")
+	// before Inject added to it; a list or object that was there is not
+	// named.
+	Was map[string]string `json:"was,omitempty"`
+	// Text keeps, by place, the source text of a value Inject replaced
+	// when the plugin could not write the value back the same way
+	// (spacing, comments, quoting): uninject puts it back as it was.
+	Text map[string]string `json:"text,omitempty"`
 }
 
 type containerRecord struct {
 	Name string `json:"name"`
-	// Command and Args as they were; null (absent) and [] are kept apart.
+	// How the command line moved (see commandOps): "move", "merge",
+	// "prepend" or "set".
+	How string `json:"how"`
+	// Command and Args as they were; null and [] are kept apart, Was
+	// says which were absent.
 	Command []string `json:"command"`
 	Args    []string `json:"args"`
-	// NoMounts: volumeMounts was absent.
-	NoMounts bool `json:"noMounts,omitempty"`
+	// Was: "command", "args" and "volumeMounts" that were absent or null.
+	Was map[string]string `json:"was,omitempty"`
+	// N is how many words Inject put in front of args.
+	N int `json:"n,omitempty"`
 	// Sum is a digest of the injected command and args, to notice an edit
 	// made after injection, which restoring would silently undo.
 	Sum string `json:"sum"`
 }
 
-const recordVersion = 1
+const recordVersion = 2
 
 func (r record) encode() string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // keep '>' and '&' of shell commands readable
-	if err := enc.Encode(r); err != nil {
-		panic(err) // strings and bools only
+	b, err := marshal(r)
+	if err != nil {
+		panic(err) // strings, ints and maps of strings only
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return string(b)
 }
 
 func decodeRecord(s string) (record, error) {
@@ -58,8 +66,28 @@ func decodeRecord(s string) (record, error) {
 }
 
 // commandSum is the digest stored in containerRecord.Sum.
-func commandSum(c *corev1.Container) string {
-	b, _ := json.Marshal([2][]string{c.Command, c.Args})
+func commandSum(command, args []string) string {
+	b, _ := json.Marshal([2][]string{command, args})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
+}
+
+func (s presence) String() string {
+	switch s {
+	case absent:
+		return "absent"
+	case null:
+		return "null"
+	}
+	return ""
+}
+
+func presenceFrom(s string) presence {
+	switch s {
+	case "absent":
+		return absent
+	case "null":
+		return null
+	}
+	return present
 }

@@ -2,87 +2,205 @@ package inject
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Uninject undoes Inject exactly, from its record. A Pod that has
-// job-signal added by hand (no record) is unwrapped instead: the flags
-// become annotations, so that injecting it again gives the same Pod. A Pod
-// without job-signal is returned unchanged.
-func Uninject(spec corev1.PodSpec, annotations map[string]string) (Result, error) {
-	if Injected(annotations) {
-		orig, ann, _, err := original(spec, annotations)
-		return Result{Spec: orig, Annotations: ann}, err
-	}
-	return unwrap(spec, annotations)
-}
-
-// original undoes Inject when annotations carry its record; known holds
-// the command line (args) each wrapped container had, by name. Without a
-// record it returns copies of its input and no known lines.
-func original(spec corev1.PodSpec, annotations map[string]string) (corev1.PodSpec, map[string]string, map[string][]string, error) {
-	out := *spec.DeepCopy()
-	ann := maps.Clone(annotations)
-	text, ok := annotations[AnnotationInjected]
-	if !ok {
-		return out, ann, nil, nil
-	}
-	rec, err := decodeRecord(text)
+// Uninject takes job-signal out of a Pod template (JSON, as for Prepare):
+// exactly what Inject did, from its record; or, without a record,
+// job-signal added by hand, whose flags become annotations so that
+// injecting again gives the same Pod. A template without job-signal gives
+// no changes.
+func Uninject(data []byte) (Result, error) {
+	t, err := readTemplate(data)
 	if err != nil {
-		return out, ann, nil, err
+		return Result{}, err
 	}
-	var found bool
-	if out.InitContainers, found = removeContainer(out.InitContainers, InitContainer); !found {
-		return out, ann, nil, fmt.Errorf("annotation %s is set but spec.initContainers has no %q: the Pod was edited after injection", AnnotationInjected, InitContainer)
+	if Injected(t.annotations) {
+		u, err := uninject(t)
+		return Result{Ops: u.ops}, err
 	}
-	for _, name := range []string{StateVolume, BinVolume} {
-		if out.Volumes, found = removeVolume(out.Volumes, name); !found {
-			return out, ann, nil, fmt.Errorf("annotation %s is set but spec.volumes has no %q: the Pod was edited after injection", AnnotationInjected, name)
-		}
+	ops, err := unwrap(t)
+	return Result{Ops: ops}, err
+}
+
+// undone is the undoing of a recorded injection: its ops, and the command
+// line each wrapped container had, by name.
+type undone struct {
+	ops   []Op
+	known map[string][]string
+	text  map[string]string // the record's kept source texts
+}
+
+// uninject undoes Inject from its record.
+func uninject(t *template) (undone, error) {
+	u := undone{known: map[string][]string{}}
+	rec, err := decodeRecord(t.annotations[AnnotationInjected])
+	if err != nil {
+		return u, err
 	}
-	if rec.NoInit && len(out.InitContainers) == 0 {
-		out.InitContainers = nil
-	}
-	if rec.NoVolumes && len(out.Volumes) == 0 {
-		out.Volumes = nil
-	}
-	known := map[string][]string{}
+	u.text = rec.Text
+	rawContainers, _ := t.rawSpec["containers"].([]any)
 	for _, cr := range rec.Containers {
-		i := slices.IndexFunc(out.Containers, func(c corev1.Container) bool { return c.Name == cr.Name })
+		i := slices.IndexFunc(t.spec.Containers, func(c corev1.Container) bool { return c.Name == cr.Name })
 		if i < 0 {
-			return out, ann, nil, fmt.Errorf("annotation %s names container %q, which the Pod no longer has", AnnotationInjected, cr.Name)
+			return u, fmt.Errorf("annotation %s names container %q, which the Pod no longer has", AnnotationInjected, cr.Name)
 		}
-		c := &out.Containers[i]
-		if commandSum(c) != cr.Sum {
-			return out, ann, nil, fmt.Errorf("container %q: command or args changed after injection; undoing the injection would lose that change: edit the source and inject again", c.Name)
+		c := &t.spec.Containers[i]
+		if commandSum(c.Command, c.Args) != cr.Sum {
+			return u, fmt.Errorf("container %q: command or args changed after injection; undoing the injection would lose that change: edit the source and inject again", c.Name)
 		}
-		known[c.Name] = c.Args
-		c.Command, c.Args = cr.Command, cr.Args
-		c.VolumeMounts = slices.DeleteFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
-			return m.Name == StateVolume || m.Name == BinVolume
-		})
-		if cr.NoMounts && len(c.VolumeMounts) == 0 {
-			c.VolumeMounts = nil
+		u.known[c.Name] = c.Args
+		base := Pointer("spec", "containers", index(i))
+		ops, err := uninjectCommand(base, cr, rec.Text)
+		if err != nil {
+			return u, fmt.Errorf("container %q: %w", c.Name, err)
 		}
+		u.ops = append(u.ops, ops...)
+		raw, _ := rawContainers[i].(map[string]any)
+		u.ops = append(u.ops, removeItems(base, "volumeMounts", raw, cr.Was["volumeMounts"], rec.Text[cr.Name+".volumeMounts"], StateVolume, BinVolume)...)
 	}
-	delete(ann, AnnotationInjected)
-	if len(ann) == 0 {
-		ann = nil
+	spec := Pointer("spec")
+	init := removeItems(spec, "initContainers", t.rawSpec, rec.Was["initContainers"], rec.Text["initContainers"], InitContainer)
+	vols := removeItems(spec, "volumes", t.rawSpec, rec.Was["volumes"], rec.Text["volumes"], StateVolume, BinVolume)
+	if len(init) == 0 || len(vols) == 0 {
+		return u, fmt.Errorf("annotation %s is set but spec.initContainers has no %q or spec.volumes lacks %q and %q: the Pod was edited after injection", AnnotationInjected, InitContainer, StateVolume, BinVolume)
 	}
-	return out, ann, known, nil
+	for i := range init {
+		init[i].layout = true
+	}
+	for i := range vols {
+		vols[i].layout = true
+	}
+	u.ops = append(append(u.ops, init...), vols...)
+	u.ops = append(u.ops, removeAnnotation(t, rec)...)
+	return u, nil
 }
 
-func removeContainer(list []corev1.Container, name string) ([]corev1.Container, bool) {
-	n := len(list)
-	list = slices.DeleteFunc(list, func(c corev1.Container) bool { return c.Name == name })
-	return list, len(list) < n
+// uninjectCommand undoes commandOps, case by case.
+func uninjectCommand(base string, cr containerRecord, text map[string]string) ([]Op, error) {
+	command, args := base+"/command", base+"/args"
+	restore := func(path, field string, value []string) Op {
+		if cr.Was[field] == "absent" {
+			return Op{Op: "remove", Path: path}
+		}
+		var v any = value
+		if cr.Was[field] == "null" {
+			v = nil
+		}
+		return Op{Op: "replace", Path: path, Value: v, Text: text[cr.Name+"."+field]}
+	}
+	unprepend := func() []Op {
+		ops := make([]Op, cr.N)
+		for i := range ops {
+			ops[i] = Op{Op: "remove", Path: args + "/0"}
+		}
+		return ops
+	}
+	switch cr.How {
+	case "move":
+		return []Op{{Op: "remove", Path: command}, {Op: "move", From: args, Path: command}}, nil
+	case "merge", "prepend":
+		return append(unprepend(), restore(command, "command", cr.Command)), nil
+	case "set":
+		return []Op{restore(command, "command", cr.Command), restore(args, "args", cr.Args)}, nil
+	}
+	return nil, fmt.Errorf("annotation %s: unknown change %q", AnnotationInjected, cr.How)
 }
 
-func removeVolume(list []corev1.Volume, name string) ([]corev1.Volume, bool) {
-	n := len(list)
-	list = slices.DeleteFunc(list, func(v corev1.Volume) bool { return v.Name == name })
-	return list, len(list) < n
+// removeItems removes the items named names from the list obj[key] under
+// base; when the list was absent or null before (was) and nothing else is
+// left in it, it goes back to that. No ops when none of the items is there.
+func removeItems(base, key string, obj map[string]any, was, text string, names ...string) []Op {
+	list, _ := obj[key].([]any)
+	var found []int
+	for i, it := range list {
+		if m, ok := it.(map[string]any); ok && slices.Contains(names, fmt.Sprint(m["name"])) {
+			found = append(found, i)
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	path := base + "/" + key
+	if len(found) == len(list) && was != "" {
+		if was == "absent" {
+			return []Op{{Op: "remove", Path: path}}
+		}
+		return []Op{{Op: "replace", Path: path, Value: nil, Text: text}}
+	}
+	var ops []Op
+	for i := len(found) - 1; i >= 0; i-- {
+		ops = append(ops, Op{Op: "remove", Path: path + "/" + index(found[i])})
+	}
+	return ops
+}
+
+// removeAnnotation removes the record, and metadata or annotations when
+// Inject created them and nothing else is in them now.
+func removeAnnotation(t *template, rec record) []Op {
+	others := len(t.annotations) > 1
+	switch {
+	case rec.Was["metadata"] != "" && !others && len(t.raw["metadata"].(map[string]any)) == 1:
+		if rec.Was["metadata"] == "absent" {
+			return []Op{{Op: "remove", Path: "/metadata"}}
+		}
+		return []Op{{Op: "replace", Path: "/metadata", Value: nil, Text: rec.Text["metadata"]}}
+	case (rec.Was["annotations"] != "" || rec.Was["metadata"] != "") && !others:
+		if rec.Was["annotations"] == "null" {
+			return []Op{{Op: "replace", Path: "/metadata/annotations", Value: nil, Text: rec.Text["annotations"]}}
+		}
+		return []Op{{Op: "remove", Path: "/metadata/annotations"}}
+	}
+	return []Op{{Op: "remove", Path: Pointer("metadata", "annotations", AnnotationInjected)}}
+}
+
+// KeepText returns ops with the record (the last op) keeping texts, by
+// place: the source text of values the ops replace that a front end could
+// not write back the same way. Each text starts with its format ("yaml:"
+// or "json:").
+func KeepText(ops []Op, texts map[string]string) []Op {
+	if len(texts) == 0 || len(ops) == 0 {
+		return ops
+	}
+	out := slices.Clone(ops)
+	last := &out[len(out)-1]
+	update := func(s string) string {
+		rec, err := decodeRecord(s)
+		if err != nil {
+			return s
+		}
+		if rec.Text == nil {
+			rec.Text = map[string]string{}
+		}
+		for k, v := range texts {
+			rec.Text[k] = v
+		}
+		return rec.encode()
+	}
+	switch v := last.Value.(type) {
+	case string:
+		last.Value = update(v)
+	case Fields:
+		last.Value = mapFields(v, update)
+	}
+	return out
+}
+
+// mapFields applies f to the record inside a metadata or annotations
+// value.
+func mapFields(f Fields, update func(string) string) Fields {
+	out := slices.Clone(f)
+	for i, m := range out {
+		switch v := m.Value.(type) {
+		case string:
+			if m.Key == AnnotationInjected {
+				out[i].Value = update(v)
+			}
+		case Fields:
+			out[i].Value = mapFields(v, update)
+		}
+	}
+	return out
 }

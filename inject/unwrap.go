@@ -2,7 +2,6 @@ package inject
 
 import (
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -17,106 +16,137 @@ const legacyBinDir = StateDir + "/bin"
 // unwrap takes job-signal out of a Pod that has it added by hand: it
 // removes the layout's volumes, init container and mounts, restores each
 // wrapped container's command line and turns the flags into annotations.
-func unwrap(spec corev1.PodSpec, annotations map[string]string) (Result, error) {
-	out := *spec.DeepCopy()
-	ann := maps.Clone(annotations)
-	set := func(key, value string) {
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[Prefix+key] = value
-	}
-	out.InitContainers, _ = removeContainer(out.InitContainers, InitContainer)
-	out.Volumes, _ = removeVolume(out.Volumes, StateVolume)
-	out.Volumes, _ = removeVolume(out.Volumes, BinVolume)
-	if len(out.InitContainers) == 0 && len(spec.InitContainers) > 0 {
-		out.InitContainers = nil
-	}
-	if len(out.Volumes) == 0 && len(spec.Volumes) > 0 {
-		out.Volumes = nil
-	}
+func unwrap(t *template) ([]Op, error) {
+	var ops []Op
+	set := map[string]string{}
 	var main string
 	var waitFor []string
 	var hasWaitFor bool
 	var sidecars, ignored []string
-	for i := range out.Containers {
-		c := &out.Containers[i]
-		program := wrapper(first(c.Command))
-		if program == "" {
-			ignored = append(ignored, c.Name)
-			continue
-		}
-		flags, command, args, err := splitWrapped(c)
+	rawContainers, _ := t.rawSpec["containers"].([]any)
+	for i := range t.spec.Containers {
+		c := &t.spec.Containers[i]
+		raw, _ := rawContainers[i].(map[string]any)
+		program, flags, cops, err := unwrapContainer(i, c, raw)
 		if err != nil {
-			return Result{}, fmt.Errorf("container %q: %w", c.Name, err)
+			return nil, fmt.Errorf("container %q: %w", c.Name, err)
 		}
-		c.Command, c.Args = command, args
-		c.VolumeMounts = slices.DeleteFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
-			return m.Name == StateVolume || m.Name == BinVolume
-		})
-		if len(c.VolumeMounts) == 0 {
-			c.VolumeMounts = nil
-		}
-		if program == "job-signal" {
+		ops = append(ops, cops...)
+		switch program {
+		case "":
+			ignored = append(ignored, c.Name)
+		case "job-signal":
 			if main != "" {
-				return Result{}, fmt.Errorf("containers %q and %q both run job-signal: a Pod has one main container", main, c.Name)
+				return nil, fmt.Errorf("containers %q and %q both run job-signal: a Pod has one main container", main, c.Name)
 			}
 			main = c.Name
-			for _, f := range flags {
-				switch f.name {
-				case "wait-for":
-					waitFor, _ = names(f.value)
-					hasWaitFor = true
-				case "ready-timeout":
-					set(f.name, f.value)
-				case "restart-policy", "dir":
-					// restartPolicy decides the first; the layout the second.
-				default:
-					return Result{}, fmt.Errorf("container %q: job-signal --%s has no annotation; remove it or add it after injecting", c.Name, f.name)
-				}
+			if waitFor, hasWaitFor, err = mainAnnotations(flags, set); err != nil {
+				return nil, fmt.Errorf("container %q: %w", c.Name, err)
 			}
-			continue
-		}
-		sidecars = append(sidecars, c.Name)
-		for _, f := range flags {
-			o, known := option(f.name)
-			switch {
-			case f.name == "name" && f.value != c.Name:
-				return Result{}, fmt.Errorf("container %q: sidecar-watch --name %s: inject names each sidecar after its container; rename one of them", c.Name, f.value)
-			case f.name == "name", f.name == "dir":
-			case known && !o.Main:
-				set(f.name+"."+c.Name, f.value)
-			default:
-				return Result{}, fmt.Errorf("container %q: sidecar-watch --%s has no annotation; remove it or add it after injecting", c.Name, f.name)
+		default:
+			sidecars = append(sidecars, c.Name)
+			if err := sidecarAnnotations(c.Name, flags, set); err != nil {
+				return nil, fmt.Errorf("container %q: %w", c.Name, err)
 			}
 		}
 	}
 	if main == "" {
 		if len(sidecars) > 0 {
-			return Result{}, fmt.Errorf("container %q runs sidecar-watch but no container runs job-signal", sidecars[0])
+			return nil, fmt.Errorf("container %q runs sidecar-watch but no container runs job-signal", sidecars[0])
 		}
-		return Result{Spec: out, Annotations: ann}, nil
+		return nil, nil
 	}
-	if firstOf(out.Containers, ignored) != main {
-		set(keyMain, main)
-	}
+	spec := Pointer("spec")
+	ops = append(ops, removeItems(spec, "initContainers", t.rawSpec, "absent", "", InitContainer)...)
+	ops = append(ops, removeItems(spec, "volumes", t.rawSpec, "absent", "", StateVolume, BinVolume)...)
+	set[keyMain] = main
 	if len(ignored) > 0 {
-		set(keyIgnore, strings.Join(ignored, ","))
+		set[keyIgnore] = strings.Join(ignored, ",")
 	}
 	if !hasWaitFor && len(sidecars) > 0 || hasWaitFor && !slices.Equal(waitFor, sidecars) {
-		set("wait-for", strings.Join(waitFor, ","))
+		set["wait-for"] = strings.Join(waitFor, ",")
 	}
-	return Result{Spec: out, Annotations: ann}, nil
+	return append(ops, addAnnotations(t, set)...), nil
 }
 
-// firstOf is the first container not in ignored: the default main one.
-func firstOf(containers []corev1.Container, ignored []string) string {
-	for _, c := range containers {
-		if !slices.Contains(ignored, c.Name) {
-			return c.Name
+// unwrapContainer restores one container's command line and mounts: the
+// program that wrapped it ("" for none) and its flags.
+func unwrapContainer(i int, c *corev1.Container, raw map[string]any) (string, []flag, []Op, error) {
+	program := wrapper(first(c.Command))
+	if program == "" {
+		return "", nil, nil, nil
+	}
+	flags, command, args, err := splitWrapped(c)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	base := Pointer("spec", "containers", index(i))
+	ops := []Op{{Op: "replace", Path: base + "/command", Value: command}}
+	switch {
+	case args != nil:
+		ops = append(ops, Op{Op: "add", Path: base + "/args", Value: args})
+	case presenceOf(raw, "args") != absent:
+		ops = append(ops, Op{Op: "remove", Path: base + "/args"})
+	}
+	ops = append(ops, removeItems(base, "volumeMounts", raw, "absent", "", StateVolume, BinVolume)...)
+	return program, flags, ops, nil
+}
+
+// mainAnnotations turns job-signal's flags into annotations (into set)
+// and returns its --wait-for.
+func mainAnnotations(flags []flag, set map[string]string) (waitFor []string, hasWaitFor bool, err error) {
+	for _, f := range flags {
+		switch f.name {
+		case "wait-for":
+			waitFor, _ = names(f.value)
+			hasWaitFor = true
+		case "ready-timeout":
+			set[f.name] = f.value
+		case "restart-policy", "dir":
+			// restartPolicy decides the first; the layout the second.
+		default:
+			return nil, false, fmt.Errorf("job-signal --%s has no annotation; remove it or add it after injecting", f.name)
 		}
 	}
-	return ""
+	return waitFor, hasWaitFor, nil
+}
+
+// sidecarAnnotations turns a sidecar-watch's flags into annotations.
+func sidecarAnnotations(name string, flags []flag, set map[string]string) error {
+	for _, f := range flags {
+		o, known := option(f.name)
+		switch {
+		case f.name == "name" && f.value != name:
+			return fmt.Errorf("sidecar-watch --name %s: inject names each sidecar after its container; rename one of them", f.value)
+		case f.name == "name", f.name == "dir":
+		case known && !o.Main:
+			set[f.name+"."+name] = f.value
+		default:
+			return fmt.Errorf("sidecar-watch --%s has no annotation; remove it or add it after injecting", f.name)
+		}
+	}
+	return nil
+}
+
+// addAnnotations sets annotations under Prefix, creating metadata and
+// annotations when they are absent or null.
+func addAnnotations(t *template, set map[string]string) []Op {
+	keys := sortedKeys(set)
+	all := make(Fields, len(keys))
+	for i, k := range keys {
+		all[i] = Field{Prefix + k, set[k]}
+	}
+	switch {
+	case t.metadata != present:
+		return []Op{{Op: "add", Path: "/metadata", Value: Fields{{"annotations", all}}}}
+	case t.annState != present:
+		return []Op{{Op: "add", Path: "/metadata/annotations", Value: all}}
+	}
+	ops := make([]Op, len(all))
+	for i, f := range all {
+		ops[i] = Op{Op: "add", Path: Pointer("metadata", "annotations", f.Key), Value: f.Value}
+	}
+	return ops
 }
 
 // wrapper returns "job-signal" or "sidecar-watch" when program is one of

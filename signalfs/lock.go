@@ -90,14 +90,14 @@ func (d *Dir) jobHolder() string {
 }
 
 func (d *Dir) lock(file string, content []byte) (*Lock, error) {
-	f, err := d.openFile(file, os.O_RDWR)
+	f, err := d.openLockFile(file)
 	for errors.Is(err, fs.ErrNotExist) {
 		var l *Lock
 		if l, err = d.createLocked(file, content); !errors.Is(err, fs.ErrExist) {
 			return l, err
 		}
 		// Another process created it first: lock theirs.
-		f, err = d.openFile(file, os.O_RDWR)
+		f, err = d.openLockFile(file)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
@@ -124,6 +124,22 @@ func (d *Dir) lock(file string, content []byte) (*Lock, error) {
 		}
 		time.Sleep(delay)
 	}
+}
+
+// openLockFile opens an existing lock file as openFile does, then makes
+// its descriptor blocking again: an *os.File of a non-blocking descriptor
+// starts the runtime's poller (an epoll instance, an eventfd, a thread
+// polling them), which a lock held for life never uses.
+func (d *Dir) openLockFile(file string) (*os.File, error) {
+	fd, err := d.openFD(file, os.O_RDWR)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: d.join(file), Err: err}
+	}
+	return os.NewFile(uintptr(fd), d.join(file)), nil
 }
 
 // held reports whether someone holds file's lock exclusively: a shared

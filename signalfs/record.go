@@ -1,7 +1,6 @@
 package signalfs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -65,15 +64,17 @@ func (r *record) encode() ([]byte, error) {
 	if r.err != nil {
 		return nil, fmt.Errorf("encode %s state: %w", r.kind, r.err)
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s v%d %s\n", magic, r.version, r.kind)
+	b := make([]byte, 0, 512)
+	b = append(b, magic+" v"...)
+	b = strconv.AppendInt(b, int64(r.version), 10)
+	b = append(append(append(b, ' '), r.kind...), '\n')
 	for _, k := range r.keys {
-		fmt.Fprintf(&b, "%s=%s\n", k, r.values[k])
+		b = append(append(append(append(b, k...), '='), r.values[k]...), '\n')
 	}
-	if b.Len() > MaxMarkerSize {
-		return nil, fmt.Errorf("encode %s state: %d bytes, more than the %d allowed", r.kind, b.Len(), MaxMarkerSize)
+	if len(b) > MaxMarkerSize {
+		return nil, fmt.Errorf("encode %s state: %d bytes, more than the %d allowed", r.kind, len(b), MaxMarkerSize)
 	}
-	return b.Bytes(), nil
+	return b, nil
 }
 
 // sanitizeValue makes any string safe to store as a value: one line,

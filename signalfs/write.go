@@ -3,6 +3,7 @@ package signalfs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -47,6 +48,8 @@ type tempFile struct {
 }
 
 // writeTemp writes data into a new temporary file for the writer of name.
+// The descriptor stays bare: an *os.File would cost an fcntl, an
+// allocation and a finalizer on every write.
 func (d *Dir) writeTemp(name string, data []byte) (tmp tempFile, err error) {
 	private, err := d.privateDir(name)
 	if err != nil {
@@ -57,22 +60,48 @@ func (d *Dir) writeTemp(name string, data []byte) (tmp tempFile, err error) {
 	if err != nil {
 		return tmp, &fs.PathError{Op: "create temporary file in", Path: d.path, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), tmp.name)
 	defer func() {
 		if err != nil {
 			tmp.remove()
 		}
 	}()
 	// The umask may have taken the others' read permission away.
-	if err = f.Chmod(filePerm); err != nil {
-		f.Close()
-		return tmp, err
+	if err = retryEINTR(func() error { return unix.Fchmod(fd, filePerm) }); err == nil {
+		err = writeAll(fd, data)
 	}
-	if _, err = f.Write(data); err != nil {
-		f.Close()
-		return tmp, err
+	if closeErr := unix.Close(fd); err == nil {
+		err = closeErr
 	}
-	return tmp, f.Close()
+	if err != nil {
+		return tmp, &fs.PathError{Op: "write temporary file in", Path: d.path, Err: err}
+	}
+	return tmp, nil
+}
+
+// writeAll writes data to fd, however many writes it takes.
+func writeAll(fd int, data []byte) error {
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrShortWrite
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+func retryEINTR(call func() error) error {
+	for {
+		if err := call(); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }
 
 func (t tempFile) remove() { unix.Unlinkat(int(t.dir.Fd()), t.name, 0) }

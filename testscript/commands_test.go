@@ -35,6 +35,9 @@ import (
 //	alive PIDFILE              the process in PIDFILE is running
 //	freeport VAR               set VAR to a free TCP port on 127.0.0.1
 //	touch PATH                 create an empty file
+//	expand SRC DST             copy SRC to DST with $VAR and ${VAR} replaced
+//	                           by the script's environment (config files of
+//	                           real sidecars, with the ports freeport chose)
 //	killpid PIDFILE SIG        send SIG to the process in PIDFILE
 //	within DURATION NAME CODE  like waitexit, but NAME must exit within
 //	                           DURATION of the command being run
@@ -52,6 +55,7 @@ var commands = map[string]func(ts *testscript.TestScript, neg bool, args []strin
 	"alive":     cmdAlive,
 	"freeport":  cmdFreePort,
 	"touch":     cmdTouch,
+	"expand":    cmdExpand,
 	"killpid":   cmdKillPID,
 }
 
@@ -166,4 +170,13 @@ func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
 	sig, err := proc.ParseSignal(args[1], allSignals)
 	ts.Check(err)
 	ts.Check(syscall.Kill(readPID(ts, args[0]), sig))
+}
+
+func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: expand SRC DST")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(string(data), ts.Getenv)), 0o644))
 }

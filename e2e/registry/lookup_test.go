@@ -109,6 +109,7 @@ spec:
       restartPolicy: Never
       containers:
       - {name: app, image: ` + ref + `, args: [--port=80]}
+      - {name: proxy, image: example.com/proxy:1, command: [/proxy]}
 `
 	var out, stderr bytes.Buffer
 	if code := kubectl.Main(context.Background(), []string{"inject", "-f", "-"}, strings.NewReader(job), &out, &stderr); code != 0 {
@@ -124,7 +125,7 @@ spec:
 // container.
 func TestRegistryTimeout(t *testing.T) {
 	silent := Silent(t)
-	job := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: Never\n  containers:\n  - {name: app, image: " + silent + "/app:1}\n"
+	job := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: Never\n  containers:\n  - {name: app, image: " + silent + "/app:1}\n  - {name: proxy, image: example.com/proxy:1, command: [/proxy]}\n"
 	var out, stderr bytes.Buffer
 	start := time.Now()
 	code := kubectl.Main(context.Background(), []string{"inject", "--registry-timeout", "2s", "-f", "-"}, strings.NewReader(job), &out, &stderr)

@@ -15,9 +15,6 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
-
-	"github.com/job-signal/job-signal/internal/version"
-	"github.com/job-signal/job-signal/signalfs"
 )
 
 // Exit codes of the wrappers themselves. A wrapped command's own code is
@@ -116,6 +113,38 @@ func CatchSignals(sigs []os.Signal) (chan os.Signal, func()) {
 	return ch, func() { signal.Stop(ch) }
 }
 
+// Catching is signal catching being set up in the background.
+type Catching struct {
+	done chan struct{}
+	ch   chan os.Signal
+	stop func()
+}
+
+// CatchSignalsSoon is CatchSignals in a goroutine of its own: the runtime
+// enables each signal with a round trip to its signal thread, and the
+// caller's own start-up goes on meanwhile. Signals waits until they are
+// caught.
+func CatchSignalsSoon(sigs []os.Signal) *Catching {
+	c := &Catching{done: make(chan struct{})}
+	go func() {
+		c.ch, c.stop = CatchSignals(sigs)
+		close(c.done)
+	}()
+	return c
+}
+
+// Signals returns the channel the signals arrive on, once they are caught.
+func (c *Catching) Signals() chan os.Signal {
+	<-c.done
+	return c.ch
+}
+
+// Stop stops catching (once they are caught).
+func (c *Catching) Stop() {
+	<-c.done
+	c.stop()
+}
+
 // exitPanic is how kong's exit (after --help) unwinds back to Main.
 type exitPanic struct{ code int }
 
@@ -133,19 +162,14 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 			panic(p)
 		}
 	}()
-	parser, err := kong.New(grammar,
-		kong.Name(program),
-		kong.Description(description),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitPanic{code}) }),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
-		kong.Vars{"dir": signalfs.DefaultDir, "version": program + " " + version.String()},
-	)
-	if err != nil {
-		// The grammar is ours: a mistake in it is a bug.
-		panic(err)
-	}
+	parser := newParser(program, description, grammar, stdout, stderr)
 	flags := FlagsOf(grammar)
+	if err := flags.MissingValue(args); err != nil {
+		if onParseError != nil {
+			onParseError(err)
+		}
+		return Report(program, flags.logFormat(args), stderr, &ExitError{Code: ExitUsage, Err: err, Help: fmt.Sprintf("Run '%s --help' for usage.", program)})
+	}
 	kctx, err := parser.Parse(flags.joinValues(args))
 	var invalid *invalidError
 	if errors.As(err, &invalid) {
@@ -172,6 +196,44 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 		format = f.Format()
 	}
 	return Report(program, format, stderr, run(kctx))
+}
+
+// newParser builds kong's model of the command line grammar describes.
+func newParser(program, description string, grammar any, stdout, stderr io.Writer) *kong.Kong {
+	parser, err := kong.New(grammar,
+		kong.Name(program),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitPanic{code}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
+		kong.Vars(Vars(program)),
+	)
+	if err != nil {
+		// The grammar is ours: a mistake in it is a bug.
+		panic(err)
+	}
+	return parser
+}
+
+// ParseKong parses args into grammar as Main does with kong, and runs
+// nothing: the reference the tests hold ParseQuick to. It returns the
+// selected command's path ("run") or the parse error.
+func ParseKong(program string, grammar any, args []string) (command string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if e, ok := p.(exitPanic); ok {
+				err = fmt.Errorf("kong exited with code %d", e.code)
+				return
+			}
+			panic(p)
+		}
+	}()
+	parser := newParser(program, "", grammar, io.Discard, io.Discard)
+	kctx, err := parser.Parse(FlagsOf(grammar).joinValues(args))
+	if err != nil {
+		return "", err
+	}
+	return kctx.Command(), nil
 }
 
 // invalidError is a Validate hook's error.

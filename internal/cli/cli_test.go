@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func TestCheckDurations(t *testing.T) {
 
 func TestScan(t *testing.T) {
 	fl := FlagsOf(&testGrammar{})
-	if !fl["dir"] || fl["verbose"] || !fl["grace"] {
+	if !fl.takesValue["dir"] || fl.takesValue["verbose"] || !fl.takesValue["grace"] {
 		t.Fatalf("flags: %v", fl)
 	}
 	for _, tc := range []struct {
@@ -83,5 +84,48 @@ func TestJoinValues(t *testing.T) {
 	want := strings.Fields("--grace=-1s --verbose -- --grace -2s")
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("joinValues = %q, want %q", got, want)
+	}
+}
+
+// commandGrammar has commands, the first of which passes COMMAND through.
+type commandGrammar struct {
+	Grace time.Duration `name:"grace"`
+	Run   struct {
+		Wait    time.Duration `name:"wait"`
+		Command []string      `arg:"" passthrough:"partial"`
+	} `cmd:""`
+	ShowAll struct{} `cmd:""`
+}
+
+// After COMMAND, every word is COMMAND's, even one named like our flags:
+// neither joined with the next word nor refused for a missing value.
+func TestCommandArgumentsUntouched(t *testing.T) {
+	fl := FlagsOf(&commandGrammar{})
+	for _, tc := range []struct{ args, want string }{
+		{"--grace -1s run --wait -2s /bin/x --grace -3s", "--grace=-1s run --wait=-2s /bin/x --grace -3s"},
+		{"run /bin/x --wait -1s", "run /bin/x --wait -1s"},
+		{"show-all --grace -1s", "show-all --grace=-1s"},
+	} {
+		if got := fl.joinValues(strings.Fields(tc.args)); !reflect.DeepEqual(got, strings.Fields(tc.want)) {
+			t.Errorf("joinValues(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	if err := fl.MissingValue(strings.Fields("run /bin/x --wait --grace")); err != nil {
+		t.Errorf("MissingValue in COMMAND's arguments: %v", err)
+	}
+	if err := fl.MissingValue(strings.Fields("run --wait --grace /bin/x")); err == nil {
+		t.Error("MissingValue: no error for --wait --grace")
+	}
+}
+
+// The command names FlagsOf knows are kong's.
+func TestFlagsCommandsAreKongs(t *testing.T) {
+	var g commandGrammar
+	var names []string
+	for _, c := range newParser("t", "", &g, io.Discard, io.Discard).Model.Children {
+		names = append(names, c.Name)
+	}
+	if got := FlagsOf(&g).commands; !reflect.DeepEqual(got, names) {
+		t.Errorf("commands %q, kong has %q", got, names)
 	}
 }

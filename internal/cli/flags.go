@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Wrapper holds the flags job-signal and sidecar-watch share, declared
@@ -29,12 +31,12 @@ func CheckDurations(v any) error {
 		if !ok || err != nil {
 			return
 		}
-		_, nonzero := f.Tag.Lookup("nonzero")
+		t := tagsOf(f)
 		switch {
 		case d < 0:
-			err = fmt.Errorf("--%s: must not be negative, got %s", f.Tag.Get("name"), d)
-		case d == 0 && nonzero:
-			err = fmt.Errorf("--%s: must be positive, got %s", f.Tag.Get("name"), d)
+			err = fmt.Errorf("--%s: must not be negative, got %s", t.name, d)
+		case d == 0 && t.nonzero:
+			err = fmt.Errorf("--%s: must be positive, got %s", t.name, d)
 		}
 	})
 	return err
@@ -53,7 +55,7 @@ func walkFlags(s reflect.Value, visit func(reflect.StructField, reflect.Value)) 
 			walkFlags(s.Field(i), visit)
 			continue
 		}
-		if f.Tag.Get("name") != "" && !hasTag(f, "arg") && !hasTag(f, "cmd") {
+		if t := tagsOf(f); t.name != "" && !t.arg && !t.cmd {
 			visit(f, s.Field(i))
 		}
 	}
@@ -64,30 +66,80 @@ func hasTag(f reflect.StructField, key string) bool {
 	return ok
 }
 
-// Flags knows which long flags of a grammar take a value, so that the
-// command line can be read before kong parses it.
-type Flags map[string]bool // name -> takes a value
+// Flags knows which long flags of a grammar take a value, and the names
+// of its commands, so that the command line can be read before kong
+// parses it.
+type Flags struct {
+	takesValue map[string]bool // long flag name -> takes a value
+	commands   []string        // the grammar's commands, named as kong names them
+}
 
 // FlagsOf collects the flags of the struct grammar points to: its own,
 // those of embedded structs and those of its commands.
 func FlagsOf(grammar any) Flags {
-	flags := Flags{}
-	eachFlag(reflect.TypeOf(grammar).Elem(), func(f reflect.StructField) {
-		flags[f.Tag.Get("name")] = f.Type.Kind() != reflect.Bool
+	flags := Flags{takesValue: map[string]bool{}}
+	t := reflect.TypeOf(grammar).Elem()
+	eachFlag(t, func(f reflect.StructField, ft tags) {
+		flags.takesValue[ft.name] = f.Type.Kind() != reflect.Bool
 	})
+	for i := range t.NumField() {
+		if f := t.Field(i); tagsOf(f).cmd {
+			flags.commands = append(flags.commands, commandName(f))
+		}
+	}
 	return flags
+}
+
+// commandName is the name kong gives the command field f: its name tag,
+// or its Go name in kebab case (ShowAll: show-all).
+func commandName(f reflect.StructField) string {
+	if t := tagsOf(f); t.name != "" {
+		return t.name
+	}
+	var b strings.Builder
+	for i, r := range f.Name {
+		if unicode.IsUpper(r) && i > 0 {
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// argumentsStart is the index of the first word of args that kong takes
+// for an argument (COMMAND): not a flag, not a flag's value, not a command
+// name; or of "--"; or len(args). Every word from there on is COMMAND's
+// own, whatever it looks like.
+func (fl Flags) argumentsStart(args []string) int {
+	commandSeen := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, isLong := strings.CutPrefix(a, "--")
+		switch {
+		case a == "--":
+			return i
+		case !strings.HasPrefix(a, "-") || a == "-":
+			if commandSeen || !slices.Contains(fl.commands, a) {
+				return i
+			}
+			commandSeen = true
+		case isLong && !strings.Contains(name, "=") && fl.takesValue[name] && i+1 < len(args) && args[i+1] != "--":
+			i++ // its value
+		}
+	}
+	return len(args)
 }
 
 // eachFlag calls visit for every flag field of the struct type t, of the
 // structs it embeds and of its commands.
-func eachFlag(t reflect.Type, visit func(reflect.StructField)) {
+func eachFlag(t reflect.Type, visit func(reflect.StructField, tags)) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		switch {
-		case f.Anonymous && f.Type.Kind() == reflect.Struct, hasTag(f, "cmd"):
+		switch ft := tagsOf(f); {
+		case f.Anonymous && f.Type.Kind() == reflect.Struct, ft.cmd:
 			eachFlag(f.Type, visit)
-		case f.Tag.Get("name") != "" && !hasTag(f, "arg"):
-			visit(f)
+		case ft.name != "" && !ft.arg:
+			visit(f, ft)
 		}
 	}
 }
@@ -115,7 +167,8 @@ func (sc Scanned) Value(flag, env, def string) string {
 }
 
 // Scan reads args (without the program name) as kong will. A flag that
-// takes a value takes the next word, whatever it looks like.
+// takes a value takes the next word, unless that word is one of our flags
+// (see MissingValue).
 func (fl Flags) Scan(args []string) Scanned {
 	sc := Scanned{Values: map[string]string{}}
 	for i := 0; i < len(args); i++ {
@@ -132,7 +185,7 @@ func (fl Flags) Scan(args []string) Scanned {
 			continue // a short flag (-h)
 		case hasValue:
 			sc.Values[name] = value
-		case fl[name] && i+1 < len(args):
+		case fl.takesValue[name] && i+1 < len(args) && !fl.isFlag(args[i+1]):
 			i++
 			sc.Values[name] = args[i]
 		}
@@ -140,25 +193,51 @@ func (fl Flags) Scan(args []string) Scanned {
 	return sc
 }
 
+// isFlag reports whether word is one of our long flags (--name or
+// --name=value).
+func (fl Flags) isFlag(word string) bool {
+	name, ok := strings.CutPrefix(word, "--")
+	name, _, _ = strings.Cut(name, "=")
+	_, known := fl.takesValue[name]
+	return ok && known
+}
+
+// MissingValue finds a flag, before COMMAND or "--", whose value is
+// missing: the next word is itself one of our flags. That is what an empty
+// shell variable makes of "--dir $DIR --wait-for proxy", and kong would
+// take "--wait-for" for the directory and "proxy" for COMMAND.
+func (fl Flags) MissingValue(args []string) error {
+	args = args[:fl.argumentsStart(args)]
+	for i := 0; i+1 < len(args); i++ {
+		name, isLong := strings.CutPrefix(args[i], "--")
+		if !isLong || strings.Contains(name, "=") || !fl.takesValue[name] {
+			continue
+		}
+		if fl.isFlag(args[i+1]) {
+			return fmt.Errorf("--%s has no value: the next word, %s, is a flag (an empty variable? write --%s=VALUE)", name, args[i+1], name)
+		}
+		i++ // its value
+	}
+	return nil
+}
+
 // joinValues makes kong take a value that starts with "-" (a negative
 // duration: --grace -1s) as the value it is, not as a short flag: such a
-// pair becomes --grace=-1s.
+// pair becomes --grace=-1s. COMMAND's own words are left as they are.
 func (fl Flags) joinValues(args []string) []string {
+	start := fl.argumentsStart(args)
 	out := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
+	for i := 0; i < start; i++ {
 		a := args[i]
-		if a == "--" {
-			return append(out, args[i:]...)
-		}
 		name, isLong := strings.CutPrefix(a, "--")
-		if isLong && !strings.Contains(name, "=") && fl[name] && i+1 < len(args) && strings.HasPrefix(args[i+1], "-") && args[i+1] != "--" {
+		if isLong && !strings.Contains(name, "=") && fl.takesValue[name] && i+1 < start && strings.HasPrefix(args[i+1], "-") {
 			out = append(out, a+"="+args[i+1])
 			i++
 			continue
 		}
 		out = append(out, a)
 	}
-	return out
+	return append(out, args[start:]...)
 }
 
 // After returns a channel that fires once d has passed, or nil (never
@@ -178,8 +257,8 @@ func After(d time.Duration) (<-chan time.Time, func() bool) {
 // kong would not. Both programs' tests run it.
 func HelpProblems(grammar any) []string {
 	var problems []string
-	eachFlag(reflect.TypeOf(grammar).Elem(), func(f reflect.StructField) {
-		help, name := f.Tag.Get("help"), "--"+f.Tag.Get("name")
+	eachFlag(reflect.TypeOf(grammar).Elem(), func(f reflect.StructField, t tags) {
+		help, name := f.Tag.Get("help"), "--"+t.name
 		_, hasDefault := f.Tag.Lookup("default")
 		says := strings.Contains(help, "(default")
 		switch {

@@ -15,7 +15,7 @@ import (
 // bound that), or job.lock, released by its death, which tells them. The
 // lock is therefore taken first, and is the first entry made: the window
 // between exec and the lock is Go's start-up and this file's work, and
-// parsing with kong comes after (README, "Start-up window").
+// parsing comes after (README, "Start-up window").
 //
 // Only an existing directory is locked here: a mistyped command line must
 // not make directories. A --dir that does not exist yet is made and locked

@@ -87,25 +87,53 @@ var notCommands = map[string]string{
 
 // Main runs job-signal with args (without the program name) and returns
 // its exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
+func Main(args []string, stdout, stderr io.Writer) int { return run(args, stdout, stderr, false) }
+
+// MainOS is Main with the process's own arguments and streams, for a
+// process that exits with the code returned: the signals it catches stay
+// caught until then (letting go of them costs a round trip to the
+// runtime's signal thread for each, at every exit).
+func MainOS() int { return run(os.Args[1:], os.Stdout, os.Stderr, true) }
+
+func run(args []string, stdout, stderr io.Writer, processEnds bool) int {
 	var c CLI
 	args = withRunCommand(args)
 	var signals chan os.Signal
 	var e *early
 	if args[0] == "run" {
+		// Caught from the start, so that a TERM in the first milliseconds
+		// cannot kill job-signal once it has written anything but
+		// job.lock: set up meanwhile, waited for below.
+		catching := cli.CatchSignalsSoon(proc.ForwardedSignals())
+		if !processEnds {
+			defer catching.Stop()
+		}
+		if err := cliFlags.MissingValue(args[1:]); err != nil {
+			return cli.ReportUsage("job-signal", &c, args[1:], stderr, err)
+		}
 		if err := refuseMistypedCommand(args[1:]); err != nil {
 			return cli.ReportUsage("job-signal", &c, args[1:], stderr, err)
 		}
 		// Before anything else: see early.go.
 		e = lockEarly(args[1:])
 		defer e.release()
-		var stop func()
-		signals, stop = cli.CatchSignals(proc.ForwardedSignals())
-		defer stop()
+		// The common command line, job-signal [flags] [--] COMMAND, needs
+		// no model of the whole grammar; anything else (help, a mistake)
+		// is kong's.
+		quick := cli.ParseQuick("job-signal", &c, "Run", args[1:])
+		signals = catching.Signals()
+		if quick {
+			env := &cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}
+			return cli.Report("job-signal", c.Format(), stderr, c.Run.Run(env, e))
+		}
 	}
+	env := func() *cli.Env {
+		return &cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}
+	}
+	c = CLI{}
 	onParseError := func(err error) { e.recordUsageFailure(err) }
 	return cli.Main("job-signal", description, &c, args, stdout, stderr, onParseError, func(k *kong.Context) error {
-		return k.Run(&cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}, e)
+		return k.Run(env(), e)
 	})
 }
 
@@ -165,6 +193,3 @@ func commandHint(command []string) string {
 	}
 	return ""
 }
-
-// MainOS is Main with the process's own arguments and streams.
-func MainOS() int { return Main(os.Args[1:], os.Stdout, os.Stderr) }

@@ -2,6 +2,7 @@ package kubectl
 
 import (
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -26,7 +27,7 @@ func checkAliases(root *yaml.Node) error {
 			if expandedSize(c, memo, 0) > limit {
 				next = c
 				if n.Kind == yaml.MappingNode && i%2 == 1 {
-					key = join(path, n.Content[i-1].Value)
+					key = strings.TrimPrefix(path+"."+n.Content[i-1].Value, ".")
 				} else if n.Kind == yaml.SequenceNode {
 					key = fmt.Sprintf("%s[%d]", path, i)
 				} else {
@@ -83,29 +84,4 @@ func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, depth int) int {
 	}
 	memo[n] = size
 	return size
-}
-
-// expandAliases replaces every alias under n by a copy of what it names
-// (after checkAliases), so an edit never changes two places at once.
-func expandAliases(n *yaml.Node) {
-	for i, c := range n.Content {
-		if c.Kind == yaml.AliasNode {
-			n.Content[i] = deepCopy(c.Alias)
-			n.Content[i].Anchor = ""
-		}
-		expandAliases(n.Content[i])
-	}
-	n.Anchor = ""
-}
-
-func deepCopy(n *yaml.Node) *yaml.Node {
-	if n.Kind == yaml.AliasNode {
-		return deepCopy(n.Alias)
-	}
-	c := *n
-	c.Content = make([]*yaml.Node, len(n.Content))
-	for i, e := range n.Content {
-		c.Content[i] = deepCopy(e)
-	}
-	return &c
 }

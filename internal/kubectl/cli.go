@@ -23,8 +23,11 @@ const description = `Add job-signal to Jobs, CronJobs and Pods, or take it out a
   kubectl job-signal uninject -f injected.yaml
 
 Choices come from annotations on the Pod template under job-signal.dev/
-(see the README): by default the first container is the job and every
-other container a sidecar it waits for. A container without a command
+(see the README). The job is the container named by job-signal.dev/main,
+else by kubectl.kubernetes.io/default-container, else the one container
+that is not a known sidecar; every other container is a sidecar it waits
+for, ready as its probes say. Only the lines that change are written;
+uninject gives the file back byte for byte. A container without a command
 gets its image's ENTRYPOINT and CMD from the registry (credentials from
 the Docker config, as docker login writes them).
 Other kinds pass through unchanged. On any error nothing is written to

@@ -107,16 +107,24 @@ func scanLinesKeepEnds(data []byte, atEOF bool) (int, []byte, error) {
 	return 0, nil, nil
 }
 
+// splitJSON splits a stream of JSON values; each document keeps the
+// bytes before it (and the last one those after it), so that writing the
+// documents back gives the input.
 func splitJSON(data []byte) ([]*document, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var docs []*document
+	prev := 0
 	for {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if err == io.EOF {
+			if len(docs) > 0 {
+				docs[len(docs)-1].raw += string(data[prev:])
+			}
 			return docs, nil
 		}
-		begin := max(int(dec.InputOffset())-len(raw), 0)
+		end := int(dec.InputOffset())
+		begin := max(end-len(raw), 0)
 		d := &document{index: len(docs) + 1, line: 1 + bytes.Count(data[:begin], []byte("\n")), json: true}
 		if err != nil {
 			return nil, fmt.Errorf("%s: malformed JSON: %w", d, err)
@@ -124,22 +132,22 @@ func splitJSON(data []byte) ([]*document, error) {
 		if len(raw) > MaxDocument {
 			return nil, fmt.Errorf("%s is %d bytes, more than the %d MiB a document may have", d, len(raw), MaxDocument>>20)
 		}
-		d.raw = string(raw)
+		d.raw = string(data[prev:end])
+		prev = end
 		docs = append(docs, d)
 	}
 }
 
-// writeDocuments joins the documents back; out[i] is the new text of
-// docs[i] ("" when unchanged).
-func writeDocuments(w *bytes.Buffer, docs []*document, out []string) {
+// writeDocuments joins the documents back; changed holds the new text of
+// the documents that changed.
+func writeDocuments(w *bytes.Buffer, docs []*document, changed map[*document]string) {
 	for i, d := range docs {
-		text := d.raw
-		if out[i] != "" {
-			text = out[i]
+		text, ok := changed[d]
+		if !ok {
+			text = d.raw
 		}
 		if d.json {
 			w.WriteString(text)
-			w.WriteString("\n")
 			continue
 		}
 		if i > 0 && d.sep == "" {
@@ -147,7 +155,7 @@ func writeDocuments(w *bytes.Buffer, docs []*document, out []string) {
 		}
 		w.WriteString(d.sep)
 		w.WriteString(text)
-		if text != "" && !strings.HasSuffix(text, "\n") {
+		if text != "" && i+1 < len(docs) && !strings.HasSuffix(text, "\n") {
 			w.WriteString("\n")
 		}
 	}

@@ -4,33 +4,57 @@ import (
 	"fmt"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"github.com/job-signal/job-signal/inject"
 )
 
 // template is one Pod template found in a document: a mapping with
 // metadata (annotations) and spec (a PodSpec).
 type template struct {
-	doc      *document
-	where    string     // "document 2 (line 14), Job nightly-export, spec.template"
-	obj      *yaml.Node // the mapping holding metadata and spec
-	specNode *yaml.Node
+	doc    *document
+	where  string // "document 2 (line 14), Job nightly-export, spec.template"
+	obj    *snode // the mapping holding metadata and spec
+	prefix string // its JSON Pointer in the document
 }
 
 // neverComplete are the kinds whose Pods are restarted when they end, so
 // job-signal has nothing to do there; inject says so on stderr.
 var neverComplete = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "ReplicationController": true}
 
+// podKinds are the kinds that hold a Pod template, by API group, and the
+// path to it.
+var podKinds = map[string][]string{
+	"Pod":     nil,
+	"Job":     {"spec", "template"},
+	"CronJob": {"spec", "jobTemplate", "spec", "template"},
+}
+
+// ours says whether apiVersion is Kubernetes' own group for kind: a Job of
+// another API group (batch.volcano.sh) is someone else's object.
+func ours(kind, apiVersion string) bool {
+	group, _, _ := strings.Cut(apiVersion, "/")
+	if !strings.Contains(apiVersion, "/") {
+		group = ""
+	}
+	switch kind {
+	case "Pod":
+		return group == "" && (apiVersion == "v1" || apiVersion == "")
+	default:
+		return group == "batch" || apiVersion == ""
+	}
+}
+
 // findTemplates returns the Pod templates of the object root (a Job,
 // CronJob, Pod or a List of them), and notes for kinds passed through.
 // implied is the kind of an item of a typed list, which may leave it out.
-func findTemplates(d *document, root *yaml.Node, where, implied string) (found []template, notes []string, err error) {
-	if root.Kind != yaml.MappingNode {
+func findTemplates(d *document, root *snode, where, pointer, implied string) (found []template, notes []string, err error) {
+	if root.kind != mapKind {
 		return nil, nil, nil // not an object: passed through
 	}
 	kind := scalar(mapValue(root, "kind"))
 	if kind == "" {
 		kind = implied
 	}
+	apiVersion := scalar(mapValue(root, "apiVersion"))
 	name := scalar(mapValue(mapValue(root, "metadata"), "name"))
 	label := strings.TrimSpace(kind + " " + name)
 	if where == "" {
@@ -38,56 +62,48 @@ func findTemplates(d *document, root *yaml.Node, where, implied string) (found [
 	} else {
 		where = fmt.Sprintf("%s (%s)", where, label)
 	}
-	var path []string
-	switch kind {
-	case "Pod":
-		return []template{{doc: d, where: where, obj: root, specNode: mapValue(root, "spec")}}, nil, needSpec(where, "spec", mapValue(root, "spec"))
-	case "Job":
-		path = []string{"spec", "template"}
-	case "CronJob":
-		path = []string{"spec", "jobTemplate", "spec", "template"}
+	path, isPod := podKinds[kind]
+	switch {
+	case isPod && !ours(kind, apiVersion):
+		return nil, []string{fmt.Sprintf("%s: left unchanged: apiVersion %s is not Kubernetes' own %s", where, apiVersion, kind)}, nil
+	case isPod:
+	case strings.HasSuffix(kind, "List"):
+		return findInList(d, root, kind, where, pointer)
+	case neverComplete[kind]:
+		return nil, []string{fmt.Sprintf("%s: left unchanged: a %s restarts its Pods when they end, so they never complete; job-signal is for Jobs, CronJobs and Pods that end", where, kind)}, nil
 	default:
-		if strings.HasSuffix(kind, "List") {
-			return findInList(d, root, kind, where)
-		}
-		if neverComplete[kind] {
-			notes = append(notes, fmt.Sprintf("%s: left unchanged: a %s restarts its Pods when they end, so they never complete; job-signal is for Jobs, CronJobs and Pods that end", where, kind))
-		}
-		return nil, notes, nil
+		return nil, nil, nil
 	}
 	obj := root
 	for _, key := range path {
 		obj = mapValue(obj, key)
-		if obj == nil || obj.Kind != yaml.MappingNode {
+		if obj == nil || obj.kind != mapKind {
 			return nil, nil, fmt.Errorf("%s: %s is missing or not an object", where, strings.Join(path, "."))
 		}
 	}
-	where += ", " + strings.Join(path, ".")
-	spec := mapValue(obj, "spec")
-	return []template{{doc: d, where: where, obj: obj, specNode: spec}}, nil, needSpec(where, "spec", spec)
-}
-
-func needSpec(where, field string, n *yaml.Node) error {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return fmt.Errorf("%s: %s is missing or not an object", where, field)
+	if len(path) > 0 {
+		where += ", " + strings.Join(path, ".")
 	}
-	return nil
+	if spec := mapValue(obj, "spec"); spec == nil || spec.kind != mapKind {
+		return nil, nil, fmt.Errorf("%s: spec is missing or not an object", where)
+	}
+	return []template{{doc: d, where: where, obj: obj, prefix: pointer + inject.Pointer(path...)}}, nil, nil
 }
 
 // findInList looks into items. A typed list (JobList, PodList...) holds
 // one kind only; a List may mix them, as kubectl get writes it.
-func findInList(d *document, root *yaml.Node, kind, where string) (found []template, notes []string, err error) {
+func findInList(d *document, root *snode, kind, where, pointer string) (found []template, notes []string, err error) {
 	items := mapValue(root, "items")
 	if items == nil {
 		return nil, nil, nil
 	}
-	if items.Kind != yaml.SequenceNode {
+	if items.kind != seqKind {
 		return nil, nil, fmt.Errorf("%s: items is not a list", where)
 	}
 	itemKind := strings.TrimSuffix(kind, "List")
-	for i, item := range items.Content {
+	for i, item := range items.kids {
 		at := fmt.Sprintf("%s, items[%d]", where, i)
-		if item.Kind != yaml.MappingNode {
+		if item.kind != mapKind {
 			return nil, nil, fmt.Errorf("%s: not an object", at)
 		}
 		k := scalar(mapValue(item, "kind"))
@@ -97,7 +113,7 @@ func findInList(d *document, root *yaml.Node, kind, where string) (found []templ
 		case itemKind == "" && k == "":
 			return nil, nil, fmt.Errorf("%s: kind is missing", at)
 		}
-		t, n, err := findTemplates(d, item, at, itemKind)
+		t, n, err := findTemplates(d, item, at, pointer+inject.Pointer("items", fmt.Sprint(i)), itemKind)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -106,9 +122,22 @@ func findInList(d *document, root *yaml.Node, kind, where string) (found []templ
 	return found, notes, nil
 }
 
-func scalar(n *yaml.Node) string {
-	if n == nil || n.Kind != yaml.ScalarNode {
+func mapValue(n *snode, key string) *snode {
+	if n == nil || n.kind != mapKind {
+		return nil
+	}
+	v, _ := n.get(key)
+	return v
+}
+
+func scalar(n *snode) string {
+	if n == nil || n.kind != scalarKind {
 		return ""
 	}
-	return n.Value
+	return n.str
+}
+
+// nodeArch is the template's nodeSelector kubernetes.io/arch, if any.
+func nodeArch(obj *snode) string {
+	return scalar(mapValue(mapValue(mapValue(obj, "spec"), "nodeSelector"), "kubernetes.io/arch"))
 }

@@ -4,18 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/job-signal/job-signal/inject"
@@ -32,41 +28,36 @@ type Options struct {
 	Timeout   time.Duration // bound on all registry lookups together
 }
 
-// pod is a Pod template decoded for the transformation.
+// pod is a Pod template found in a document, read once.
 type pod struct {
 	template
-	spec        corev1.PodSpec
-	annotations map[string]string
-	platform    resolve.Platform
+	json     []byte // the template's meaning, for inject
+	plan     *inject.Plan
+	platform resolve.Platform
+	ops      []inject.Op
+}
+
+// parsed is a document read into its tree, with the Pod templates in it.
+type parsed struct {
+	doc  *document
+	root *snode
+	pods []*pod
 }
 
 // Run transforms every Pod template of the documents read from in
 // (injecting, or uninjecting when opts is nil) and writes all documents to
-// out, or nothing if any of them fails. Notes and warnings go to stderr.
+// out, or nothing if any of them fails. Each change is an edit of the
+// document's bytes where the changed field is: everything else stays as
+// it was written. Notes and warnings go to stderr.
 func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options) error {
 	docs, err := readDocuments(in)
 	if err != nil {
 		return err
 	}
-	roots := make([]*yaml.Node, len(docs))
-	var pods []*pod
+	var all []*parsed
 	var errs []error
-	for i, d := range docs {
-		root, err := parseDocument(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if root == nil {
-			continue
-		}
-		if err := checkAliases(root); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", d, err))
-			continue
-		}
-		expandAliases(root)
-		roots[i] = root
-		templates, notes, err := findTemplates(d, root.Content[0], "", "")
+	for _, d := range docs {
+		p, notes, err := parse(d, opts != nil)
 		for _, n := range notes {
 			fmt.Fprintln(stderr, "note:", n)
 		}
@@ -74,52 +65,26 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 			errs = append(errs, err)
 			continue
 		}
-		for _, t := range templates {
-			p, err := decode(t)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			pods = append(pods, p)
+		if p != nil {
+			all = append(all, p)
 		}
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	var images map[imageKey]inject.ImageConfig
 	if opts != nil {
-		if images, err = lookUp(ctx, pods, opts); err != nil {
+		if err := injectAll(ctx, all, opts, stderr); err != nil {
 			return err
 		}
 	}
-	changed := map[*document]bool{}
-	for _, p := range pods {
-		var res inject.Result
-		if opts != nil {
-			res, err = inject.Inject(inject.Input{Spec: p.spec, Annotations: p.annotations, Images: imagesFor(images, p.platform), Installer: cmp.Or(opts.Installer, version.Image)})
-		} else {
-			res, err = inject.Uninject(p.spec, p.annotations)
-		}
+	texts := make(map[*document]string)
+	for _, p := range all {
+		text, changed, err := applyAll(p)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p.where, err))
-			continue
+			return err
 		}
-		for _, w := range res.Warnings {
-			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
-		}
-		if apply(p, res) {
-			changed[p.doc] = true
-		}
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	texts := make([]string, len(docs))
-	for i, d := range docs {
-		if changed[d] {
-			if texts[i], err = encode(d, roots[i]); err != nil {
-				return fmt.Errorf("%s: %w", d, err)
-			}
+		if changed {
+			texts[p.doc] = text
 		}
 	}
 	var buf bytes.Buffer
@@ -128,51 +93,150 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	return err
 }
 
-// parseDocument parses d with kyaml's YAML (JSON is YAML too); nil for a
-// document with nothing but comments.
-func parseDocument(d *document) (*yaml.Node, error) {
+// parse reads a document and decides each of its Pod templates (for
+// uninject, the changes too). nil for a document without templates.
+func parse(d *document, injecting bool) (*parsed, []string, error) {
+	root, err := parseDocument(d)
+	if err != nil || root == nil {
+		return nil, nil, err
+	}
+	templates, notes, err := findTemplates(d, root, "", "", "")
+	if err != nil || len(templates) == 0 {
+		return nil, notes, err
+	}
+	p := &parsed{doc: d, root: root}
+	var errs []error
+	for _, t := range templates {
+		js, err := jsonOf(d.raw, t.obj)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
+			continue
+		}
+		pd := &pod{template: t, json: js}
+		if injecting {
+			pd.plan, err = inject.Prepare(js)
+			if err == nil && pd.plan.Nothing() != "" {
+				notes = append(notes, fmt.Sprintf("%s: left unchanged: %s", t.where, pd.plan.Nothing()))
+			}
+		} else {
+			var res inject.Result
+			res, err = inject.Uninject(js)
+			pd.ops = res.Ops
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
+			continue
+		}
+		pd.platform = resolve.Platform{OS: "linux", Architecture: nodeArch(t.obj)}
+		p.pods = append(p.pods, pd)
+	}
+	return p, notes, errors.Join(errs...)
+}
+
+// parseDocument reads a document into its tree: JSON with its own reader
+// (strings as encoding/json decodes them), YAML with kyaml's yaml.v3.
+// nil for a document with nothing but comments.
+func parseDocument(d *document) (*snode, error) {
+	if d.json {
+		n, err := readJSON(d.raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		return n, nil
+	}
 	var root yaml.Node
 	err := yaml.NewDecoder(strings.NewReader(d.raw)).Decode(&root)
 	if errors.Is(err, io.EOF) {
 		return nil, nil
 	}
 	if err != nil {
+		if helmTemplate(d.raw) {
+			return nil, fmt.Errorf("%s: %s", d, helmHint)
+		}
 		return nil, fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, err))
 	}
-	return &root, nil
+	if helmTemplate(d.raw) {
+		return nil, fmt.Errorf("%s: %s", d, helmHint)
+	}
+	if err := checkAliases(&root); err != nil {
+		return nil, fmt.Errorf("%s: %w", d, err)
+	}
+	n, err := readYAML(d.raw, root.Content[0])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", d, absoluteLines(d, err))
+	}
+	return n, nil
 }
 
-// decode reads a template's spec and annotations into Kubernetes' types.
-func decode(t template) (*pod, error) {
-	v, err := toValue(t.specNode, "spec")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.where, err)
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: spec: %w", t.where, err)
-	}
-	p := &pod{template: t}
-	if err := json.Unmarshal(raw, &p.spec); err != nil {
-		return nil, fmt.Errorf("%s: spec is not a valid PodSpec: %w", t.where, err)
-	}
-	if ann := mapValue(mapValue(t.obj, "metadata"), "annotations"); ann != nil {
-		v, err := toValue(ann, "metadata.annotations")
-		m, ok := v.(map[string]any)
-		if err != nil || !ok {
-			return nil, fmt.Errorf("%s: metadata.annotations must map names to strings", t.where)
+const helmHint = "this is a Helm template ({{ ... }}), not a manifest: render it first, e.g. `helm template RELEASE CHART | kubectl job-signal inject -f -`"
+
+// helmTemplate says whether text uses Helm's template actions.
+func helmTemplate(text string) bool {
+	for _, mark := range []string{"{{ .Values", "{{- ", "{{ include", "{{ .Release", "{{ template", "{{- if", "{{ if", "{{ toYaml"} {
+		if strings.Contains(text, mark) {
+			return true
 		}
-		p.annotations = map[string]string{}
-		for k, v := range m {
-			s, ok := v.(string)
-			if !ok {
-				return nil, fmt.Errorf("%s: metadata.annotations.%s must be a string: quote it", t.where, k)
+	}
+	return false
+}
+
+// injectAll looks up the images the templates need and decides each
+// template's changes.
+func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writer) error {
+	var pods []*pod
+	for _, p := range all {
+		pods = append(pods, p.pods...)
+	}
+	images, err := lookUp(ctx, pods, opts)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range pods {
+		res, err := p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.where, err))
+			continue
+		}
+		for _, w := range res.Warnings {
+			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
+		}
+		p.ops = res.Ops
+	}
+	return errors.Join(errs...)
+}
+
+// applyAll edits a document's bytes with the changes of its templates.
+func applyAll(p *parsed) (string, bool, error) {
+	ed := newEditor(p.doc.raw, p.root, p.doc.json)
+	changed := false
+	for _, pd := range p.pods {
+		if len(pd.ops) == 0 {
+			continue
+		}
+		changed = true
+		ops := inject.Prefixed(pd.prefix, pd.ops)
+		ed.kept = map[string]string{}
+		ed.peekKeep(ops[len(ops)-1]) // the record: it must know what it replaces
+		for _, op := range ops[:len(ops)-1] {
+			if err := ed.apply(op); err != nil {
+				return "", false, fmt.Errorf("%s: %w", pd.where, err)
 			}
-			p.annotations[k] = s
+		}
+		last := inject.KeepText(ops, ed.kept)[len(ops)-1]
+		last.Keep = "" // noted already
+		if err := ed.apply(last); err != nil {
+			return "", false, fmt.Errorf("%s: %w", pd.where, err)
 		}
 	}
-	p.platform = resolve.Platform{OS: "linux", Architecture: p.spec.NodeSelector[corev1.LabelArchStable]}
-	return p, nil
+	if !changed {
+		return "", false, nil
+	}
+	text, err := ed.finish()
+	if err != nil {
+		return "", false, fmt.Errorf("%s: %w", p.doc, err)
+	}
+	return text, true, nil
 }
 
 type imageKey struct {
@@ -190,8 +254,8 @@ func imagesFor(all map[imageKey]inject.ImageConfig, platform resolve.Platform) m
 	return out
 }
 
-// lookUp finds the ENTRYPOINT and CMD of every image some template needs,
-// each image once, concurrently, within opts.Timeout.
+// lookUp finds the ENTRYPOINT, CMD and STOPSIGNAL of every image some
+// template needs, each image once, concurrently, within opts.Timeout.
 func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[imageKey]inject.ImageConfig, error) {
 	type lookup struct {
 		cfg inject.ImageConfig
@@ -202,15 +266,8 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[imageKey]injec
 	var wg sync.WaitGroup
 	ctx, cancel := resolve.Timeout(ctx, opts.Timeout)
 	defer cancel()
-	needs := map[*pod][]inject.Need{}
 	for _, p := range pods {
-		list, err := inject.Needs(p.spec, p.annotations)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p.where, err))
-			continue
-		}
-		needs[p] = list
-		for _, n := range list {
+		for _, n := range p.plan.Needs() {
 			if opts.Offline {
 				errs = append(errs, fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %s: give the container a command", p.where, n.Container, n.Image))
 				continue
@@ -227,7 +284,7 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[imageKey]injec
 	wg.Wait()
 	images := map[imageKey]inject.ImageConfig{}
 	for _, p := range pods {
-		for _, n := range needs[p] {
+		for _, n := range p.plan.Needs() {
 			if l := lookups[imageKey{p.platform, n.Image}]; l != nil && l.err != nil {
 				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %w", p.where, n.Container, l.err))
 			} else if l != nil {
@@ -236,24 +293,4 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[imageKey]injec
 		}
 	}
 	return images, errors.Join(errs...)
-}
-
-// apply writes the result into the template's nodes; false if nothing
-// changed.
-func apply(p *pod, res inject.Result) bool {
-	before, _ := json.Marshal(p.spec)
-	after, _ := json.Marshal(res.Spec)
-	sameAnnotations := maps.Equal(p.annotations, res.Annotations)
-	if bytes.Equal(before, after) && sameAnnotations {
-		return false
-	}
-	old, _ := decodeOrdered(before)
-	new, _ := decodeOrdered(after)
-	if !reflect.DeepEqual(old, new) {
-		syncNode(p.specNode, old, new)
-	}
-	if !sameAnnotations {
-		setAnnotations(p.obj, p.annotations, res.Annotations)
-	}
-	return true
 }

@@ -1,5 +1,6 @@
 // Package probe checks whether a sidecar is ready: a TCP port accepts
-// connections, an HTTP endpoint answers 2xx, or a file exists.
+// connections, an HTTP endpoint answers 2xx, a file exists, or a command
+// exits 0.
 package probe
 
 import (

@@ -15,6 +15,9 @@ import (
 // reap them, which, when their parent is the machine's PID 1 rather than
 // us, may take seconds.
 func GroupAlive(pgid int) bool {
+	if pgid <= 0 {
+		return false // kill(0) and kill(-1) would mean other processes
+	}
 	if errors.Is(unix.Kill(-pgid, 0), unix.ESRCH) {
 		return false
 	}

@@ -41,6 +41,9 @@ type Options struct {
 	// Foreground makes the child's process group the foreground group of
 	// the terminal on stdin (see OwnsTerminal).
 	Foreground bool
+	// Output, when set, receives the child's stdout and stderr, and its
+	// stdin is /dev/null (a readiness command, not the sidecar).
+	Output *os.File
 }
 
 // ExitCode is the exit code a wrapper passes on when err kept COMMAND from
@@ -101,9 +104,18 @@ func Start(argv []string, opts Options) (*Child, error) {
 	if err != nil {
 		return nil, err
 	}
+	files := []uintptr{0, 1, 2}
+	if opts.Output != nil {
+		null, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, err
+		}
+		defer null.Close()
+		files = []uintptr{null.Fd(), opts.Output.Fd(), opts.Output.Fd()}
+	}
 	attr := &syscall.ProcAttr{
 		Env:   env,
-		Files: []uintptr{0, 1, 2},
+		Files: files,
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Foreground: opts.Foreground, Ctty: 0},
 	}
 	c := &Child{done: make(chan struct{})}

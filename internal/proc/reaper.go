@@ -22,6 +22,9 @@ type reaper struct {
 	mu       sync.Mutex
 	children map[int]*Child
 	log      *slog.Logger
+	// orphanReaped gets a value (dropped when one is pending) each time
+	// an orphan is reaped.
+	orphanReaped chan struct{}
 }
 
 var (
@@ -42,7 +45,7 @@ func activeReaper() *reaper {
 // in the process waits for its own children (os/exec).
 func EnableReaping(log *slog.Logger) {
 	reaperOnce.Do(func() {
-		r := &reaper{children: map[int]*Child{}, log: log}
+		r := &reaper{children: map[int]*Child{}, log: log, orphanReaped: make(chan struct{}, 1)}
 		sigchld := make(chan os.Signal, 1)
 		signal.Notify(sigchld, unix.SIGCHLD)
 		reaperMu.Lock()
@@ -63,6 +66,26 @@ func EnableReaping(log *slog.Logger) {
 func BecomeSubreaper() error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("become child subreaper: %w", err)
+	}
+	return nil
+}
+
+// owns reports whether pid is a child started through Start.
+func (r *reaper) owns(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.children[pid]
+	return ok
+}
+
+// Reaping reports whether this process reaps every child (see
+// SetUpReaping): orphans of its descendants are then re-parented to it.
+func Reaping() bool { return activeReaper() != nil }
+
+// OrphanReaped fires after an orphan was reaped; nil when not reaping.
+func OrphanReaped() <-chan struct{} {
+	if r := activeReaper(); r != nil {
+		return r.orphanReaped
 	}
 	return nil
 }
@@ -95,6 +118,10 @@ func (r *reaper) reap() {
 			continue
 		}
 		r.log.Debug("reaped orphaned process", "pid", pid, "status", statusOf(ws).String())
+		select {
+		case r.orphanReaped <- struct{}{}:
+		default:
+		}
 	}
 }
 

@@ -1,9 +1,20 @@
 // Package resolve looks up the ENTRYPOINT and CMD of container images in
 // their registries (the OCI distribution API, through go-containerregistry),
-// for the containers inject.Needs lists. Results are cached by digest; a
-// tag is resolved to its digest on every lookup, with the caller's
-// credentials, so a cached answer is only given to whoever can pull the
-// image now.
+// for the containers an inject.Plan needs.
+//
+// Every read from a registry is bounded (bounds.go): manifests and indexes
+// at the size registries themselves accept, config blobs at a few MiB,
+// error text at a few KiB, sizes announced over the bound refused before
+// anything is read, content checked against its digest, and all lookups
+// together hold at most readBudget bytes. A registry that breaks a bound
+// fails the lookup of its image, nothing else.
+//
+// Answers are cached by repository and digest, but a Pod only gets what
+// its own credentials could fetch (as the kubelet checks the credentials
+// of every Pod for an image already on the node): every lookup first asks
+// the registry for the manifest's digest (a HEAD request) with the
+// caller's credentials, for a tag and for a digest alike, and the cache
+// answers only after that succeeded.
 package resolve
 
 import (
@@ -21,6 +32,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/version"
@@ -30,7 +42,14 @@ import (
 type Resolver struct {
 	transport http.RoundTripper
 	cache     *cache
+	// OnLookup, when set, hears of every Lookup: its result (ResultCached,
+	// ResultFetched or a failure's Class) and how long it took. Set it
+	// before the first lookup.
+	OnLookup func(result string, elapsed time.Duration)
 }
+
+// maxLookups bounds the lookups one Resolve runs at once.
+const maxLookups = 8
 
 // New returns a Resolver whose cache holds up to size answers. transport
 // nil means http.DefaultTransport.
@@ -38,7 +57,8 @@ func New(transport http.RoundTripper, size int) *Resolver {
 	if transport == nil {
 		transport = http.DefaultTransport
 	}
-	return &Resolver{transport: transport, cache: newCache(size)}
+	bounded := &boundedTransport{next: transport, budget: semaphore.NewWeighted(readBudget)}
+	return &Resolver{transport: bounded, cache: newCache(size)}
 }
 
 // Platform selects which image of a multi-platform index counts. The zero
@@ -61,13 +81,18 @@ func (r *Resolver) Resolve(ctx context.Context, needs []inject.Need, keychain au
 	}
 	images := map[string]*answer{}
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxLookups)
 	for _, n := range needs {
 		if images[n.Image] != nil {
 			continue
 		}
 		a := &answer{}
 		images[n.Image] = a
-		wg.Go(func() { a.cfg, a.err = r.Lookup(ctx, n.Image, keychain, platform) })
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			a.cfg, a.err = r.Lookup(ctx, n.Image, keychain, platform)
+		})
 	}
 	wg.Wait()
 	out := map[string]inject.ImageConfig{}
@@ -85,38 +110,56 @@ func (r *Resolver) Resolve(ctx context.Context, needs []inject.Need, keychain au
 
 // Lookup returns what image runs when the Pod gives no command.
 func (r *Resolver) Lookup(ctx context.Context, image string, keychain authn.Keychain, platform Platform) (inject.ImageConfig, error) {
+	start := time.Now()
+	cfg, cached, err := r.lookup(ctx, image, keychain, platform)
+	if r.OnLookup != nil {
+		result := Class(err)
+		if err == nil && cached {
+			result = ResultCached
+		}
+		r.OnLookup(result, time.Since(start))
+	}
+	return cfg, err
+}
+
+func (r *Resolver) lookup(ctx context.Context, image string, keychain authn.Keychain, platform Platform) (inject.ImageConfig, bool, error) {
 	ref, err := name.ParseReference(image)
 	if err != nil {
-		return inject.ImageConfig{}, fmt.Errorf("image %q: %w", image, err)
+		return inject.ImageConfig{}, false, fmt.Errorf("image %q: %w", image, err)
 	}
 	opts := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithAuthFromKeychain(keychain),
 		remote.WithTransport(r.transport),
 		remote.WithUserAgent("job-signal-inject/" + version.Release),
+		// One quick second try: a registry that stays unavailable is
+		// reported at once, and the caller decides when to try again.
+		remote.WithRetryBackoff(remote.Backoff{Duration: 100 * time.Millisecond, Factor: 1, Steps: 2}),
 	}
-	// A digest reference names its content; a tag is resolved now, with
-	// these credentials, before the cache may answer.
-	digest := ""
-	if d, ok := ref.(name.Digest); ok {
-		digest = d.DigestStr()
-	} else {
-		desc, err := remote.Head(ref, opts...)
-		if err != nil {
-			return inject.ImageConfig{}, fmt.Errorf("image %s: %w%s", image, err, hint(err))
-		}
-		digest = desc.Digest.String()
+	// The access check: the manifest's digest, asked with these
+	// credentials, for a digest reference too, before the cache may
+	// answer. A tag is resolved by it.
+	desc, err := remote.Head(ref, opts...)
+	if err != nil {
+		return inject.ImageConfig{}, false, fmt.Errorf("image %s: %w%s", image, err, hint(err))
 	}
-	key := digest + " " + platform.String()
+	if desc.Size > MaxManifest {
+		return inject.ImageConfig{}, false, fmt.Errorf("image %s: %w", image, &BoundError{What: "manifest", Limit: MaxManifest, Announced: desc.Size})
+	}
+	digest := desc.Digest.String()
+	if d, ok := ref.(name.Digest); ok && d.DigestStr() != digest {
+		return inject.ImageConfig{}, false, fmt.Errorf("image %s: the registry answered for digest %s", image, digest)
+	}
+	key := ref.Context().Name() + "@" + digest + " " + platform.String()
 	if cfg, ok := r.cache.get(key); ok {
-		return cfg, nil
+		return cfg, true, nil
 	}
 	cfg, err := fetch(ref.Context().Digest(digest), platform, opts)
 	if err != nil {
-		return inject.ImageConfig{}, fmt.Errorf("image %s: %w%s", image, err, hint(err))
+		return inject.ImageConfig{}, false, fmt.Errorf("image %s: %w%s", image, err, hint(err))
 	}
 	r.cache.put(key, cfg)
-	return cfg, nil
+	return cfg, false, nil
 }
 
 // fetch reads the config of the image at ref, or of the images of the
@@ -146,6 +189,9 @@ func fetch(ref name.Digest, platform Platform, opts []remote.Option) (inject.Ima
 	for _, m := range manifest.Manifests {
 		if !matches(m.Platform, platform) {
 			continue
+		}
+		if m.Size > MaxManifest {
+			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", platformName(m.Platform), &BoundError{What: "manifest", Limit: MaxManifest, Announced: m.Size})
 		}
 		img, err := index.Image(m.Digest)
 		if err != nil {
@@ -192,14 +238,21 @@ func platformName(p *v1.Platform) string {
 }
 
 func configOf(img v1.Image) (inject.ImageConfig, error) {
+	manifest, err := img.Manifest()
+	if err != nil {
+		return inject.ImageConfig{}, fmt.Errorf("read image manifest: %w", err)
+	}
+	if manifest.Config.Size > MaxConfig {
+		return inject.ImageConfig{}, &BoundError{What: "config blob", Limit: MaxConfig, Announced: manifest.Config.Size}
+	}
 	file, err := img.ConfigFile()
 	if err != nil {
 		return inject.ImageConfig{}, fmt.Errorf("read image config: %w", err)
 	}
-	return inject.ImageConfig{Entrypoint: file.Config.Entrypoint, Cmd: file.Config.Cmd}, nil
+	return inject.ImageConfig{Entrypoint: file.Config.Entrypoint, Cmd: file.Config.Cmd, StopSignal: file.Config.StopSignal}, nil
 }
 
-// cache maps "digest platform" to an answer; when full, it forgets an
+// cache maps "repository@digest platform" to an answer; when full, it forgets an
 // arbitrary entry (a digest's answer never changes, so any is safe).
 type cache struct {
 	mu      sync.Mutex

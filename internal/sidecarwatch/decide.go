@@ -2,7 +2,11 @@ package sidecarwatch
 
 import (
 	"fmt"
+	"strings"
+	"syscall"
+	"time"
 
+	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -103,4 +107,94 @@ func failedAttempt(policy string, terminating bool, why string) decision {
 		return decision{jobKnown: true, note: why + "; staying up for the next attempt (restartPolicy OnFailure)"}
 	}
 	return decision{stop: true, jobKnown: true, why: why}
+}
+
+// signalAction is what a signal sent to sidecar-watch asks for.
+type signalAction int
+
+const (
+	sigForward     signalAction = iota // not a stop: pass it on to the sidecar
+	sigTerminating                     // the Pod is terminating: serve until the job is done, at most --grace
+	sigStopNow                         // a second INT while terminating: stop now, as people at a terminal expect
+	sigAgain                           // termination again: already known, nothing more to do
+)
+
+// isTermination reports whether sig, sent to sidecar-watch, means the Pod
+// is terminating: TERM (the kubelet's default), INT, QUIT, or the
+// sidecar's own --stop-signal. The container runtime sends the image's
+// STOPSIGNAL, not always TERM (haproxy's image says USR1, nginx's QUIT);
+// inject writes that signal as --stop-signal, so the two agree, and a
+// signal that would stop the sidecar if forwarded cannot mean anything
+// else.
+func isTermination(sig, stopSignal syscall.Signal) bool {
+	return sig == syscall.SIGTERM || sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == stopSignal
+}
+
+// decideSignal says what a signal means, given the sidecar's --stop-signal
+// and whether the Pod is known to be terminating already.
+func decideSignal(sig, stopSignal syscall.Signal, terminating bool) signalAction {
+	switch {
+	case !isTermination(sig, stopSignal):
+		return sigForward
+	case !terminating:
+		return sigTerminating
+	case sig == syscall.SIGINT:
+		return sigStopNow
+	}
+	return sigAgain
+}
+
+// exitAction is what follows the sidecar's command ending by itself
+// before the job is done.
+type exitAction int
+
+const (
+	exitRestart exitAction = iota // restart after the back-off
+	exitStopped                   // end sidecar-watch with 0
+	exitFail                      // end sidecar-watch with the sidecar's code
+	exitAdopt                     // it daemonized: keep its daemon as the sidecar
+)
+
+// exitDecision is decideExit's answer: what to do, why, and a warning
+// worth logging.
+type exitDecision struct {
+	action exitAction
+	why    string
+	code   int // exitFail's code
+	note   string
+}
+
+// quickExit is how soon a command that exits 0 by itself looks like one
+// that put itself in the background (daemonized) rather than one that did
+// its work.
+const quickExit = 2 * time.Second
+
+// daemonHint is how to keep a sidecar from daemonizing.
+const daemonHint = "run it in the foreground (nginx: 'daemon off;' in its config, or -g 'daemon off;'; others: a --foreground or --no-daemon flag)"
+
+// decideExit decides for a sidecar whose command ended by itself while the
+// job still needs it. adopted counts the live processes it left behind that
+// sidecar-watch adopted (as PID 1 or --subreaper); reaping says whether it
+// adopts at all.
+func decideExit(status proc.Status, ranFor time.Duration, terminating bool, restart string, adopted int, reaping bool) exitDecision {
+	switch {
+	case terminating:
+		return exitDecision{action: exitStopped, why: "the sidecar exited while the Pod is terminating: " + status.String()}
+	case status.ExitCode() == 0 && adopted > 0:
+		return exitDecision{action: exitAdopt, note: fmt.Sprintf("the sidecar daemonized: its command exited 0 after %s and left %d process(es) running, which sidecar-watch adopted; they are the sidecar now and are stopped when the job is done; to avoid this, %s",
+			ranFor.Round(time.Millisecond), adopted, daemonHint)}
+	}
+	var note string
+	if status.ExitCode() == 0 && ranFor < quickExit && !reaping {
+		note = fmt.Sprintf("the sidecar's command exited 0 after %s: if it daemonized (forked into the background), its daemon is out of sidecar-watch's reach and will not be stopped; %s, or give --subreaper so sidecar-watch adopts and stops it",
+			ranFor.Round(time.Millisecond), daemonHint)
+	}
+	if restart != "Never" {
+		return exitDecision{action: exitRestart, note: note}
+	}
+	note = strings.TrimSuffix("sidecar ended by itself before the job was done; not restarting (--restart Never); "+note, "; ")
+	if status.ExitCode() == 0 {
+		return exitDecision{action: exitStopped, why: "the sidecar exited with code 0 by itself (--restart Never)", note: note}
+	}
+	return exitDecision{action: exitFail, code: status.ExitCode(), why: fmt.Sprintf("sidecar %s by itself before the job was done (--restart Never)", status), note: note}
 }

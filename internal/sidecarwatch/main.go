@@ -2,16 +2,22 @@
 // command, reports it ready, and stops it (its whole process group) when
 // the job run by job-signal is done, then exits 0 so the Pod can succeed.
 //
-// Who does what (see also ARCHITECTURE.md):
+// Who does what (see also ARCHITECTURE.md): one event loop owns all the
+// state, and its phases are waiting (the first scan, the --after
+// sidecars), running, stoppingAfter (the --stop-after sidecars) and
+// stopping.
 //
 //	main.go     flags and their checks, Main
-//	run.go      set-up and the event loop
+//	loop.go     the state, set-up, and the one select: what happens on each event
+//	handle.go   the handlers of the events
+//	decide.go   pure decisions: when the sidecar stops (the job's view), what a
+//	            signal means, what follows the command's own exit
+//	order.go    pure decisions on --after and --stop-after, cycle search
+//	start.go    the directory, the wait before the command, each start
+//	stop.go     the stop sequence: --stop-after, quit URL, signal, grace, SIGKILL
+//	child.go    the sidecar's processes: command, probe, restarts, adopted daemon
+//	jobstate.go the job's view, the lock waiter, job-start timers
 //	report.go   writing the sidecar's state, the final logs
-//	decide.go   when the sidecar stops: a pure function of the job's view
-//	jobstate.go reading the job's view, the lock waiter, job-start timers
-//	child.go    the sidecar's command: start, readiness, exits, restarts
-//	order.go    --after and --stop-after waits, cycle search
-//	stop.go     the stop sequence: quit URL, signal, grace, SIGKILL
 package sidecarwatch
 
 import (
@@ -62,7 +68,8 @@ type Cmd struct {
 
 	ReadyTCP      string        `name:"ready-tcp" xor:"ready" env:"SIDECAR_WATCH_READY_TCP" placeholder:"HOST:PORT" help:"Ready once HOST:PORT accepts a TCP connection."`
 	ReadyHTTP     string        `name:"ready-http" xor:"ready" env:"SIDECAR_WATCH_READY_HTTP" placeholder:"URL" help:"Ready once a GET of URL answers 2xx."`
-	ReadyFile     string        `name:"ready-file" xor:"ready" env:"SIDECAR_WATCH_READY_FILE" placeholder:"PATH" help:"Ready once PATH exists. Without any --ready-* flag the sidecar is ready as soon as COMMAND has started."`
+	ReadyFile     string        `name:"ready-file" xor:"ready" env:"SIDECAR_WATCH_READY_FILE" placeholder:"PATH" help:"Ready once PATH exists."`
+	ReadyExec     string        `name:"ready-exec" xor:"ready" env:"SIDECAR_WATCH_READY_EXEC" placeholder:"COMMAND" help:"Ready once COMMAND exits 0, as a Kubernetes exec probe: a JSON array such as '[\"pg_isready\",\"-h\",\"127.0.0.1\"]' or words separated by spaces, run without a shell, killed after --probe-timeout; its output (the first 4 KiB) says why the sidecar is not ready. Without any --ready-* flag the sidecar is ready as soon as COMMAND has started."`
 	ReadyInterval time.Duration `name:"ready-interval" default:"100ms" nonzero:"" env:"SIDECAR_WATCH_READY_INTERVAL" placeholder:"DURATION" help:"Longest pause between readiness checks until one passes; the first pauses are shorter (from 5ms, doubling) so a fast sidecar is seen at once (default ${default})."`
 	ProbeTimeout  time.Duration `name:"probe-timeout" default:"1s" nonzero:"" env:"SIDECAR_WATCH_PROBE_TIMEOUT" placeholder:"DURATION" help:"Time limit of one readiness check (default ${default})."`
 
@@ -73,9 +80,9 @@ type Cmd struct {
 
 	JobStartTimeout time.Duration `name:"job-start-timeout" default:"0s" env:"SIDECAR_WATCH_JOB_START_TIMEOUT" placeholder:"DURATION" help:"Stop the sidecar and fail when no job-signal has shown itself in the directory after this long (default ${default}: no limit; the Job's activeDeadlineSeconds bounds a Pod whose main container never starts). A warning is logged after a minute either way."`
 
-	StopSignal  string        `name:"stop-signal" default:"TERM" env:"SIDECAR_WATCH_STOP_SIGNAL" placeholder:"SIGNAL" help:"Signal that stops the sidecar: TERM, INT, QUIT, HUP, USR1, USR2 or KILL, with or without SIG (default ${default})."`
-	Grace       time.Duration `name:"grace" default:"10s" env:"SIDECAR_WATCH_GRACE" placeholder:"DURATION" help:"How long the sidecar may take to exit after --quit-url or --stop-signal before the next step (then SIGKILL to its process group). Also how long a terminating Pod's sidecar keeps serving while the job finishes (default ${default})."`
-	QuitURL     string        `name:"quit-url" env:"SIDECAR_WATCH_QUIT_URL" placeholder:"URL" help:"POST here first to stop the sidecar (Envoy/Istio /quitquitquit, cloud-sql-proxy /quitquitquit); fall back to --stop-signal if it fails or the sidecar has not exited within --grace."`
+	StopSignal  string        `name:"stop-signal" default:"TERM" env:"SIDECAR_WATCH_STOP_SIGNAL" placeholder:"SIGNAL" help:"Signal that stops the sidecar: TERM, INT, QUIT, HUP, USR1, USR2 or KILL, with or without SIG (default ${default}). Graceful stops: nginx QUIT, haproxy USR1, pgbouncer INT, PostgreSQL INT; TERM cuts their in-flight work. Received by sidecar-watch, this signal means the Pod is terminating, like TERM, INT and QUIT: the runtime sends the image's STOPSIGNAL."`
+	Grace       time.Duration `name:"grace" default:"10s" env:"SIDECAR_WATCH_GRACE" placeholder:"DURATION" help:"How long the sidecar may take to exit after --quit-url or --stop-signal before the next step (then SIGKILL to its process group and every process below it). Also how long a terminating Pod's sidecar keeps serving while the job finishes (default ${default})."`
+	QuitURL     string        `name:"quit-url" env:"SIDECAR_WATCH_QUIT_URL" placeholder:"URL" help:"POST here first to stop the sidecar (Envoy/Istio http://127.0.0.1:15000/quitquitquit, cloud-sql-proxy with --quitquitquit: its admin port's /quitquitquit); fall back to --stop-signal if it fails or the sidecar has not exited within --grace."`
 	QuitTimeout time.Duration `name:"quit-timeout" default:"2s" nonzero:"" env:"SIDECAR_WATCH_QUIT_TIMEOUT" placeholder:"DURATION" help:"Time limit of the --quit-url request (default ${default})."`
 
 	Restart           string        `name:"restart" enum:"Always,Never" default:"Always" env:"SIDECAR_WATCH_RESTART" help:"When COMMAND ends by itself before the job is done: Always restarts it with exponential back-off (like native sidecars); Never exits with its code."`
@@ -130,6 +137,10 @@ func (c *Cmd) validate() error {
 			return fmt.Errorf("--ready-file: %w", err)
 		}
 		c.probe = probe.File{Path: c.ReadyFile}
+	case c.ReadyExec != "":
+		if c.probe, err = probe.NewExec(c.ReadyExec); err != nil {
+			return fmt.Errorf("--ready-exec: %w", err)
+		}
 	}
 	if c.QuitURL != "" {
 		if c.quit, err = probe.NewHTTP(c.QuitURL); err != nil {

@@ -10,47 +10,47 @@ import (
 	"github.com/job-signal/job-signal/signalfs"
 )
 
-func (s *watch) write() error {
-	s.state.Updated = time.Now()
-	err := s.dir.WriteSidecar(s.state)
+func (l *loop) write() error {
+	l.state.Updated = time.Now()
+	err := l.dir.WriteSidecar(l.state)
 	if err != nil {
-		s.log.Error("cannot record the sidecar's state", "phase", s.state.Phase, "err", err)
+		l.log.Error("cannot record the sidecar's state", "phase", l.state.Phase, "err", err)
 	}
 	return err
 }
 
 // logOnce logs msg the first time it is seen.
-func (s *watch) logOnce(level slog.Level, msg string, args ...any) {
-	if s.logged[msg] {
+func (l *loop) logOnce(level slog.Level, msg string, args ...any) {
+	if l.logged[msg] {
 		return
 	}
-	s.logged[msg] = true
-	s.log.Log(context.Background(), level, msg, args...)
+	l.logged[msg] = true
+	l.log.Log(context.Background(), level, msg, args...)
 }
 
-// stopped ends sidecar-watch with exit code 0 after the sidecar is gone
-// (or never started).
-func (s *watch) stopped(why string) error {
-	s.state.Phase = signalfs.SidecarStopped
-	s.state.ChildPID = 0
-	s.state.Terminating = s.terminating
-	s.write()
-	summary := fmt.Sprintf("sidecar-watch: %s stopped (%s)", s.cfg.Name, why)
-	if s.state.ExitCode >= 0 {
-		summary += fmt.Sprintf("; the sidecar's last exit code was %d", s.state.ExitCode)
+// finishStopped ends sidecar-watch with exit code 0 after the sidecar is
+// gone (or never started).
+func (l *loop) finishStopped(why string) {
+	l.state.Phase = signalfs.SidecarStopped
+	l.state.ChildPID = 0
+	l.state.Terminating = l.terminating
+	l.write()
+	summary := fmt.Sprintf("sidecar-watch: %s stopped (%s)", l.cfg.Name, why)
+	if l.state.ExitCode >= 0 {
+		summary += fmt.Sprintf("; the sidecar's last exit code was %d", l.state.ExitCode)
 	}
-	s.log.Info("sidecar-watch done", "why", why, "ranFor", time.Since(s.begun).Round(time.Millisecond))
-	cli.TerminationLog(s.cfg.TermLog, summary, s.log)
-	return nil
+	l.log.Info("sidecar-watch done", "why", why, "ranFor", time.Since(l.begun).Round(time.Millisecond))
+	cli.TerminationLog(l.cfg.TermLog, summary, l.log)
+	l.phase, l.result = finished, nil
 }
 
-// fail ends sidecar-watch with code, recording the sidecar as failed so
-// job-signal and other sidecars waiting for it give up at once.
-func (s *watch) fail(code int, err error) error {
-	s.state.Phase = signalfs.SidecarFailed
-	s.state.ChildPID = 0
-	s.state.LastError = err.Error()
-	s.write()
-	cli.TerminationLog(s.cfg.TermLog, fmt.Sprintf("sidecar-watch: %s failed: %v", s.cfg.Name, err), s.log)
-	return cli.Exit(code, err)
+// finishFailed ends sidecar-watch with code, recording the sidecar as
+// failed so job-signal and other sidecars waiting for it give up at once.
+func (l *loop) finishFailed(code int, err error) {
+	l.state.Phase = signalfs.SidecarFailed
+	l.state.ChildPID = 0
+	l.state.LastError = err.Error()
+	l.write()
+	cli.TerminationLog(l.cfg.TermLog, fmt.Sprintf("sidecar-watch: %s failed: %v", l.cfg.Name, err), l.log)
+	l.phase, l.result = finished, cli.Exit(code, err)
 }

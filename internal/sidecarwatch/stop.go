@@ -3,156 +3,285 @@ package sidecarwatch
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"time"
 
+	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
-// stop ends the sidecar because the job is done or the Pod is terminating:
-// after the --stop-after sidecars are gone, it stops the whole process
-// group and returns nil, so sidecar-watch exits 0.
-//
-// Without --stop-after, the signal (or quit request) leaves first, and only
-// then does sidecar-watch stop listening to the directory, log and record:
-// with many sidecars on few cores, every microsecond before the signal is
-// paid by the last sidecar to stop.
-func (s *watch) stop(why string) error {
-	s.sidecar.cancelProbe()
-	s.sidecar.restartAt = nil
-	if len(s.cfg.stopAfter) > 0 {
-		s.log.Info("stopping the sidecar", "why", why, "stopAfter", s.cfg.stopAfter)
-		s.state.Phase = signalfs.SidecarStopping
-		s.write()
-		s.waitStopAfter()
-	}
-	s.endSidecar(why)
-	return s.stopped(why)
-}
+// The way out, as two phases of the loop: stoppingAfter (the --stop-after
+// sidecars stop first) and stopping (quit URL, stop signal, --grace,
+// SIGKILL to every process the sidecar left, until none is left).
 
-// endSidecar stops the sidecar if it runs and records how it ended.
-func (s *watch) endSidecar(why string) {
-	if s.sidecar.child == nil {
-		s.afterStopSent(why)
-		return
-	}
-	child := s.sidecar.child
-	s.stopChild(child, why)
-	select {
-	case <-child.Done():
-		s.state.ExitCode = child.Status().ExitCode()
-	default:
-		// Stuck in the kernel even after SIGKILL (logged by stopChild):
-		// exiting is still right, the container's end takes it down.
-	}
-	s.sidecar.child = nil
-}
+// stopStep is where the stop sequence is.
+type stopStep int
 
-// afterStopSent is what follows the first stop request: stop listening
-// and say why.
-func (s *watch) afterStopSent(why string) {
-	if len(s.cfg.stopAfter) == 0 {
-		s.w.Close()
-		s.log.Info("stopping the sidecar", "why", why)
-	}
-}
+const (
+	quitting  stopStep = iota // the --quit-url request is under way
+	quitWait                  // the quit URL answered: --grace to exit
+	signalled                 // --stop-signal sent: --grace to exit
+	killed                    // SIGKILL sent: a few seconds to be gone
+)
+
+// killWait bounds the wait after SIGKILL: it cannot be ignored, but a
+// process stuck in the kernel (D state) can take a moment to go.
+const killWait = 5 * time.Second
 
 // stoppingAfter is how long a sidecar may take to exit before "stopping"
 // is recorded. Nothing waits for that phase; it tells people (status) that
 // a sidecar is taking its grace period. One that exits at once goes
 // straight to "stopped", with one write fewer while the others stop.
-const stoppingAfter = 50 * time.Millisecond
+const stoppingMark = 50 * time.Millisecond
 
-// waitStopped waits for the sidecar to be gone, at most grace, recording
-// "stopping" if it takes a while.
-func (s *watch) waitStopped(child *proc.Child, grace time.Duration) bool {
-	deadline := time.Now().Add(grace)
-	if s.waitGone(child, time.Now().Add(min(grace, stoppingAfter))) {
-		return true
-	}
-	if s.state.Phase != signalfs.SidecarStopping {
-		s.state.Phase = signalfs.SidecarStopping
-		s.write()
-	}
-	return s.waitGone(child, deadline)
+// stopSeq is the stop sequence's state, from the first stop request on.
+type stopSeq struct {
+	why      string
+	failErr  error // after the sidecar is gone: fail with it (code failCode) instead of exiting 0
+	failCode int
+
+	// stoppingAfter
+	peersTimeout <-chan time.Time
+	peerGone     chan error      // a --stop-after sidecar's lock was released
+	lockWaited   map[string]bool // --stop-after sidecars whose lock is waited on
+	pendingPeers []string
+	deaf         bool // the directory's events are no longer listened to
+
+	// stopping
+	step         stopStep
+	started      time.Time
+	quitAnswered chan error
+	deadline     <-chan time.Time // the current step's end
+	slow         <-chan time.Time // stoppingMark after a step began
+	poll         <-chan time.Time // after the command's exit: is the rest gone?
+	ticker       *time.Ticker
+	signalled    bool // the stop request has left: logging may follow
 }
 
-// stopChild asks the sidecar to quit (--quit-url, then --stop-signal to its
-// process group), and SIGKILLs the group after --grace. It returns once the
-// sidecar's process has ended and its group is empty, or, after SIGKILL,
-// at most a few seconds later.
-func (s *watch) stopChild(child *proc.Child, why string) {
-	start := time.Now()
-	if s.cfg.QuitURL != "" {
-		err := s.postQuit()
-		s.afterStopSent(why)
-		if err != nil {
-			s.log.Warn("quit URL failed; using the stop signal", "url", s.cfg.QuitURL, "err", err)
-		} else {
-			s.log.Info("asked the sidecar to quit", "via", "quit-url", "url", s.cfg.QuitURL)
-			if s.waitStopped(child, s.cfg.Grace) {
-				s.log.Info("sidecar stopped", "via", "quit-url", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
-				return
-			}
-			s.log.Warn("sidecar still running after the quit URL and --grace; using the stop signal", "grace", s.cfg.Grace)
-		}
-	}
-	err := child.SignalGroup(s.cfg.stopSignal)
-	if s.cfg.QuitURL == "" {
-		s.afterStopSent(why)
-	}
-	if err != nil {
-		s.log.Warn("could not signal the sidecar's process group", "signal", proc.SignalName(s.cfg.stopSignal), "err", err)
-	} else {
-		s.log.Info("sent stop signal", "via", "signal", "signal", proc.SignalName(s.cfg.stopSignal), "pgid", child.PID())
-	}
-	if s.waitStopped(child, s.cfg.Grace) {
-		s.log.Info("sidecar stopped", "via", "signal", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
+// beginStop ends the sidecar because the job is done or the Pod is
+// terminating: after the --stop-after sidecars are gone, the stop
+// sequence, then exit 0.
+func (l *loop) beginStop(why string) {
+	l.sidecar.cancelProbe()
+	l.sidecar.restartAt, l.termDeadline = nil, nil
+	l.stop.why = why
+	if len(l.cfg.stopAfter) == 0 {
+		l.stopNow()
 		return
 	}
-	s.log.Warn("sidecar did not stop within --grace; sending SIGKILL to its process group", "grace", s.cfg.Grace)
-	killGroup(child.PID())
-	// SIGKILL cannot be ignored, but a process stuck in the kernel (D
-	// state) can take a moment to go; do not wait for ever.
-	if !s.waitGone(child, time.Now().Add(5*time.Second)) {
-		s.log.Error("sidecar process group still present 5s after SIGKILL", "pgid", child.PID())
+	l.log.Info("stopping the sidecar", "why", why, "stopAfter", l.cfg.stopAfter)
+	l.state.Phase = signalfs.SidecarStopping
+	l.write()
+	// The order each sidecar declares does not change: one search.
+	if cycle := cycleFrom(l.cfg.Name, l.cfg.stopAfter, func(name string) []string { return stopEdges(l.dir.Sidecar(name)) }); cycle != nil {
+		// The job is done: hanging the Pod would be worse than stopping
+		// out of order.
+		l.log.Error("--stop-after: stop-order cycle; stopping now, out of order", "cycle", strings.Join(cycle, " -> "))
+		l.stopNow()
+		return
 	}
-	s.log.Info("sidecar killed", "via", "kill", "status", child.Status().String(), "took", time.Since(start).Round(time.Millisecond))
+	l.phase = stoppingAfter
+	l.log.Info("waiting for sidecars to stop first", "stopAfter", l.cfg.stopAfter, "stopAfterTimeout", l.cfg.StopAfterTimeout)
+	l.stop.peersTimeout, _ = cli.After(l.cfg.StopAfterTimeout)
+	l.stop.peerGone = make(chan error, len(l.cfg.stopAfter))
+	l.stop.lockWaited = map[string]bool{}
+	l.reviewStopAfter()
 }
 
-// waitGone waits until the sidecar has exited and no live process is left
-// in its group, or deadline. The sidecar's exit is an event; the rest of the group
-// is polled, only during a stop, because the kernel offers no event for it.
-func (s *watch) waitGone(child *proc.Child, deadline time.Time) bool {
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	select {
-	case <-child.Done():
-	case <-timer.C:
-		return false
+// reviewStopAfter stops when no --stop-after sidecar runs any more, and
+// otherwise waits on the lock of each that has one. Listening to the
+// directory would wake every waiting sidecar-watch on every other one's
+// writes, and a chain of N sidecars would cost N² wake-ups; locks cost N.
+func (l *loop) reviewStopAfter() {
+	p := decideStopAfter(l.cfg.stopAfter, l.dir.Sidecar)
+	for _, name := range p.notRunning {
+		v := l.dir.Sidecar(name)
+		l.logOnce(slog.LevelWarn, "--stop-after sidecar is not running: not waiting for it", "name", name, "state", v.Why(l.cfg.Dir))
 	}
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for proc.GroupAlive(child.PID()) {
-		select {
-		case <-tick.C:
-		case <-timer.C:
-			return false
+	l.stop.pendingPeers = p.pending
+	if len(p.pending) == 0 {
+		l.log.Info("sidecars stopped first; stopping now", "stopAfter", l.cfg.stopAfter)
+		l.stopNow()
+		return
+	}
+	for _, name := range p.lockWait {
+		if !l.stop.lockWaited[name] {
+			l.stop.lockWaited[name] = true
+			free, gone := l.dir.WaitLockFree(signalfs.SidecarLockFile(name)), l.stop.peerGone
+			go func() { gone <- <-free }()
 		}
 	}
-	return true
+	if !p.unlocked && !l.stop.deaf {
+		l.w.Close()
+		l.stop.deaf = true
+	}
+}
+
+func (l *loop) onStopAfterTimeout() {
+	l.log.Error("--stop-after sidecars did not stop in time; stopping now, out of order", "stopAfterTimeout", l.cfg.StopAfterTimeout, "pending", l.stop.pendingPeers)
+	l.stopNow()
+}
+
+// failWhileRunning stops the sidecar, then fails with err: sidecar-watch
+// cannot go on, and what it started must not outlive it.
+func (l *loop) failWhileRunning(code int, err error) {
+	l.sidecar.cancelProbe()
+	l.stop.why, l.stop.failErr, l.stop.failCode = err.Error(), err, code
+	l.stopNow()
+}
+
+// stopNow starts the stop sequence: --quit-url first if given, else the
+// stop signal. Without --stop-after, the request leaves first, and only
+// then does sidecar-watch stop listening to the directory, log and record:
+// with many sidecars on few cores, every microsecond before the signal is
+// paid by the last sidecar to stop.
+func (l *loop) stopNow() {
+	l.phase = stopping
+	l.stop.peersTimeout, l.stop.peerGone = nil, nil
+	l.stop.started = time.Now()
+	if !l.sidecar.running() {
+		l.afterStopSent()
+		l.endStop()
+		return
+	}
+	if l.cfg.QuitURL == "" {
+		l.sendStopSignal()
+		return
+	}
+	l.stop.step = quitting
+	l.stop.quitAnswered = make(chan error, 1)
+	go func(answered chan<- error) { answered <- l.postQuit() }(l.stop.quitAnswered)
+}
+
+func (l *loop) onQuitAnswered(err error) {
+	l.stop.quitAnswered = nil
+	l.afterStopSent()
+	if err != nil {
+		l.log.Warn("quit URL failed; using the stop signal", "url", l.cfg.QuitURL, "err", err)
+		l.sendStopSignal()
+		return
+	}
+	l.log.Info("asked the sidecar to quit", "via", "quit-url", "url", l.cfg.QuitURL)
+	l.stop.step = quitWait
+	l.waitStep(l.cfg.Grace)
+}
+
+func (l *loop) sendStopSignal() {
+	err := l.sidecar.signalAll(l.cfg.stopSignal)
+	l.afterStopSent()
+	if err != nil {
+		l.log.Warn("could not signal the sidecar's process group", "signal", proc.SignalName(l.cfg.stopSignal), "err", err)
+	} else {
+		l.log.Info("sent stop signal", "via", "signal", "signal", proc.SignalName(l.cfg.stopSignal), "pgid", l.sidecar.pgid())
+	}
+	l.stop.step = signalled
+	l.waitStep(l.cfg.Grace)
+}
+
+// afterStopSent is what follows the first stop request: stop listening
+// and say why.
+func (l *loop) afterStopSent() {
+	if l.stop.signalled {
+		return
+	}
+	l.stop.signalled = true
+	if len(l.cfg.stopAfter) == 0 {
+		l.w.Close()
+		l.log.Info("stopping the sidecar", "why", l.stop.why)
+	}
+}
+
+// waitStep arms the current step's timers, and looks at once whether the
+// sidecar is gone when its command has exited already.
+func (l *loop) waitStep(limit time.Duration) {
+	l.stop.deadline = time.After(limit)
+	if l.state.Phase != signalfs.SidecarStopping {
+		l.stop.slow = time.After(min(limit, stoppingMark))
+	}
+	if l.sidecar.exitSeen || l.sidecar.child == nil {
+		l.onStopPoll()
+	}
+}
+
+// onStopPoll ends the sequence once the command has exited and none of
+// the processes it left is alive; otherwise it looks again shortly: the
+// kernel gives no event for a process group becoming empty.
+func (l *loop) onStopPoll() {
+	if !l.sidecar.gone() {
+		if l.stop.ticker == nil {
+			l.stop.ticker = time.NewTicker(5 * time.Millisecond)
+			l.stop.poll = l.stop.ticker.C
+		}
+		return
+	}
+	how := "sidecar stopped"
+	via := map[stopStep]string{quitting: "quit-url", quitWait: "quit-url", signalled: "signal", killed: "kill"}[l.stop.step]
+	if l.stop.step == killed {
+		how = "sidecar killed"
+	}
+	l.log.Info(how, "via", via, "status", l.sidecar.status(), "took", time.Since(l.stop.started).Round(time.Millisecond))
+	l.endStop()
+}
+
+func (l *loop) onStopSlow() {
+	l.stop.slow = nil
+	if l.state.Phase != signalfs.SidecarStopping {
+		l.state.Phase = signalfs.SidecarStopping
+		l.write()
+	}
+}
+
+// onStopDeadline: the current step took too long; take the next one.
+func (l *loop) onStopDeadline() {
+	l.stop.deadline = nil
+	switch l.stop.step {
+	case quitWait:
+		l.log.Warn("sidecar still running after the quit URL and --grace; using the stop signal", "grace", l.cfg.Grace)
+		l.sendStopSignal()
+	case signalled:
+		l.log.Warn("sidecar did not stop within --grace; sending SIGKILL to its process group and every process it started", "grace", l.cfg.Grace)
+		l.sidecar.killAll()
+		l.stop.step = killed
+		l.waitStep(killWait)
+	case killed:
+		// Stuck in the kernel: exiting is still right, the container's
+		// end takes it down.
+		l.log.Error(fmt.Sprintf("sidecar processes still present %s after SIGKILL", killWait), "pgid", l.sidecar.pgid())
+		l.log.Info("sidecar killed", "via", "kill", "status", l.sidecar.status(), "took", time.Since(l.stop.started).Round(time.Millisecond))
+		l.endStop()
+	}
+}
+
+// endStop records how the sidecar ended and finishes: exit 0, or the
+// failure that made sidecar-watch stop it.
+func (l *loop) endStop() {
+	if l.stop.ticker != nil {
+		l.stop.ticker.Stop()
+	}
+	l.stop.deadline, l.stop.slow, l.stop.poll = nil, nil, nil
+	if c := l.sidecar.child; c != nil && l.sidecar.exitSeen {
+		l.state.ExitCode = c.Status().ExitCode()
+	}
+	l.sidecar.child, l.sidecar.adopted = nil, nil
+	if l.stop.failErr != nil {
+		l.finishFailed(l.stop.failCode, l.stop.failErr)
+		return
+	}
+	l.finishStopped(l.stop.why)
 }
 
 // postQuit POSTs to --quit-url; a 2xx answer is success.
-func (s *watch) postQuit() error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.QuitTimeout)
+func (l *loop) postQuit() error {
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.QuitTimeout)
 	defer cancel()
-	status, err := s.cfg.quit.Do(ctx, "POST")
+	status, err := l.cfg.quit.Do(ctx, "POST")
 	if err != nil {
 		return err
 	}
 	if status < 200 || status > 299 {
-		return fmt.Errorf("POST %s: status %d", s.cfg.QuitURL, status)
+		return fmt.Errorf("POST %s: status %d", l.cfg.QuitURL, status)
 	}
 	return nil
 }

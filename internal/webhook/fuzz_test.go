@@ -3,6 +3,8 @@ package webhook_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +13,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +24,7 @@ import (
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
+	"github.com/job-signal/job-signal/internal/testing/hostileregistry"
 	"github.com/job-signal/job-signal/internal/testing/webhooktest"
 	"github.com/job-signal/job-signal/internal/webhook"
 )
@@ -81,4 +87,76 @@ func FuzzMutate(f *testing.F) {
 			webhooktest.Apply(t, in.Request.Object.Raw, out.Response)
 		}
 	})
+}
+
+// FuzzHostileRegistry has a registry answer one kind of request (a
+// manifest's HEAD or GET, the config blob) with an arbitrary status,
+// media type, announced length and body, once or endlessly, and the
+// others honestly, for a Pod whose command must be looked up there. The
+// webhook answers within its bound with an AdmissionReview for the
+// request, every reason one short line; a Pod it allows gets a patch that
+// applies and annotations the API server accepts.
+func FuzzHostileRegistry(f *testing.F) {
+	honestConfig := []byte(`{"architecture":"amd64","os":"linux","config":{"Entrypoint":["/app"]},"rootfs":{"type":"layers","diff_ids":[]}}`)
+	f.Add(uint8(0), uint16(200), "application/vnd.oci.image.manifest.v1+json", int64(-1), []byte(nil), false)
+	f.Add(uint8(1), uint16(404), "application/json", int64(-1), []byte(`{"errors":[{"code":"MANIFEST_UNKNOWN","message":"no\nsuch"}]}`), true)
+	f.Add(uint8(1), uint16(200), "application/vnd.oci.image.index.v1+json", int64(-1), []byte(`{"schemaVersion":2,"manifests":[{"digest":"sha256:00","size":99999999999,"platform":{"os":"linux","architecture":"amd64"}}]}`), false)
+	f.Add(uint8(2), uint16(200), "application/octet-stream", int64(1<<40), honestConfig, true)
+	f.Add(uint8(2), uint16(500), "text/plain", int64(3), []byte("\x00\xff\n"), true)
+	f.Add(uint8(0), uint16(401), "", int64(0), []byte(nil), false)
+	reg := hostileregistry.Start(f)
+	var mu sync.Mutex
+	var answer hostileregistry.Response
+	var which uint8
+	reg.Script(func(r *http.Request) hostileregistry.Response {
+		mu.Lock()
+		defer mu.Unlock()
+		kind := uint8(2)
+		if strings.Contains(r.URL.Path, "/manifests/") {
+			kind = 1
+			if r.Method == http.MethodHead {
+				kind = 0
+			}
+		}
+		if kind != which%3 {
+			return hostileregistry.HonestAnswer(r)
+		}
+		return answer
+	})
+	cfg := &webhook.Config{RegistryTimeout: 300 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	handler := cfg.Handler()
+	pod := jobPod(corev1.Container{Name: "job", Image: reg.ScriptedImage(), Args: []string{"--once"}}, container("proxy", "/proxy"))
+	body := webhooktest.ReviewOf(f, pod)
+	f.Fuzz(func(t *testing.T, kind uint8, status uint16, mediaType string, announced int64, content []byte, repeat bool) {
+		header := http.Header{"Content-Type": {mediaType}, "Docker-Content-Digest": {digestOf(content)}}
+		if announced >= 0 {
+			header.Set("Content-Length", strconv.FormatInt(announced, 10))
+		}
+		mu.Lock()
+		which, answer = kind, hostileregistry.Response{Status: int(status), Header: header, Body: content, Repeat: repeat}
+		mu.Unlock()
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mutate", bytes.NewReader(body)))
+		if took := time.Since(start); took > webhook.RequestTimeout+2*time.Second {
+			t.Fatalf("answered after %s", took)
+		}
+		var out admissionv1.AdmissionReview
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil || out.Response.UID != "uid-1" {
+			t.Fatalf("answer %d %.300s: %v", rec.Code, rec.Body, err)
+		}
+		raw, _ := json.Marshal(pod)
+		var after corev1.Pod
+		if out.Response.Allowed {
+			if err := json.Unmarshal(webhooktest.Apply(t, raw, out.Response), &after); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkReasons(t, out.Response, &after)
+	})
+}
+
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -2,19 +2,28 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -25,8 +34,11 @@ const description = `Mutating admission webhook that adds job-signal to the Pods
 
 It injects Pods created by a Job (send it those of labelled namespaces with
 the namespaceSelector of its MutatingWebhookConfiguration) and Pods
-labelled job-signal.dev/inject=enabled. A Pod it cannot inject is admitted
-unchanged, annotated job-signal.dev/skipped with the reason. See
+labelled job-signal.dev/inject=enabled. A Pod of more than one container
+that it cannot inject because of a failure that may pass (a registry or the
+API server unavailable) is denied for now, and the Job controller creates it
+again; with --failure-policy=Ignore, and for lasting refusals, the Pod is
+admitted unchanged, annotated job-signal.dev/skipped with the reason. See
 manifests/webhook/ and the README.`
 
 // Cmd is job-signal-webhook's command line.
@@ -34,9 +46,12 @@ type Cmd struct {
 	Listen          string        `default:":8443" placeholder:"HOST:PORT" help:"Address to serve HTTPS on (default ${default})."`
 	TLSCertFile     string        `name:"tls-cert-file" required:"" placeholder:"PATH" help:"Serving certificate (PEM); reloaded when it changes."`
 	TLSKeyFile      string        `name:"tls-key-file" required:"" placeholder:"PATH" help:"Its private key (PEM)."`
-	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading imagePullSecrets. Default: in-cluster when run in a Pod, else no API access (pull secrets are then not used)."`
-	RegistryTimeout time.Duration `default:"5s" placeholder:"DURATION" help:"Admit a Pod unchanged when its images cannot be looked up within this (default ${default}); keep it below the webhook's timeoutSeconds."`
-	CacheSize       int           `default:"1024" help:"Image configs kept, by digest (default ${default})."`
+	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading imagePullSecrets and LimitRanges. Default: in-cluster when run in a Pod, else no API access (pull secrets are then not used, LimitRanges not checked)."`
+	RegistryTimeout time.Duration `default:"5s" placeholder:"DURATION" help:"Give up looking a Pod's images up after this (default ${default}); keep it below the webhook's timeoutSeconds."`
+	FailurePolicy   string        `enum:"Fail,Ignore" default:"Fail" env:"JOB_SIGNAL_WEBHOOK_FAILURE_POLICY" help:"What happens to a Pod that needs job-signal when a failure that may pass keeps the webhook from injecting it: Fail denies it (the Job controller creates it again), Ignore admits it without job-signal. Keep it equal to the failurePolicy of the webhook configuration (default ${default})."`
+	MetricsListen   string        `placeholder:"HOST:PORT" help:"Also serve /metrics (and /healthz) over plain HTTP here; /metrics is always served on --listen too."`
+	MaxInFlight     int           `default:"64" help:"Admission requests answered at once; more are answered busy (default ${default})."`
+	CacheSize       int           `default:"1024" help:"Image configs kept, by repository and digest (default ${default})."`
 	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default})."`
 	LogFormat       string        `enum:"text,json" default:"text" help:"Log format: text or json."`
 	LogLevel        slog.Level    `default:"info" help:"Log level: debug, info, warn, error."`
@@ -70,27 +85,54 @@ func (c *Cmd) logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
+// softMemoryLimit is the Go runtime's soft memory limit unless GOMEMLIMIT
+// sets one: near it the collector works harder, so that the bounds on
+// requests in hand and on registry reads, which keep the live heap well
+// below it, bound the process's size too, not only its live heap.
+const softMemoryLimit = 40 << 20
+
 func (c *Cmd) run(log *slog.Logger) error {
-	secrets, err := c.secretGetter()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	api, err := c.apiAccess(ctx, log)
 	if err != nil {
 		return err
 	}
 	cfg := &Config{
 		Resolver:        resolve.New(nil, c.CacheSize),
-		Secrets:         secrets,
+		Secrets:         api.secrets,
+		LimitRanges:     api.limitRanges,
 		RegistryTimeout: c.RegistryTimeout,
 		Installer:       c.Image,
+		FailurePolicy:   c.FailurePolicy,
+		MaxInFlight:     c.MaxInFlight,
 		Log:             log,
 	}
 	srv, err := Listen(c.Listen, c.TLSCertFile, c.TLSKeyFile, cfg, log)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	done := make(chan error, 1)
+	done := make(chan error, 2)
 	go func() { done <- srv.Serve() }()
-	log.Info("serving", "addr", srv.Addr(), "version", version.String(), "api_access", secrets != nil)
+	var metrics *http.Server
+	if c.MetricsListen != "" {
+		l, err := net.Listen("tcp", c.MetricsListen)
+		if err != nil {
+			return fmt.Errorf("--metrics-listen %s: %w", c.MetricsListen, err)
+		}
+		metrics = &http.Server{Handler: cfg.Handler(), ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 10 * time.Second}
+		go func() {
+			if err := metrics.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+				done <- fmt.Errorf("--metrics-listen: %w", err)
+			}
+		}()
+		log.Info("serving metrics", "metricsAddr", l.Addr().String())
+	}
+	log.Info("serving", "addr", srv.Addr(), "version", version.String(), "api_access", api.secrets != nil,
+		"failurePolicy", c.FailurePolicy)
 	select {
 	case err := <-done:
 		return err
@@ -99,12 +141,23 @@ func (c *Cmd) run(log *slog.Logger) error {
 	log.Info("shutting down")
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if metrics != nil {
+		metrics.Shutdown(shutdown)
+	}
 	return srv.Shutdown(shutdown)
 }
 
-// secretGetter reads Secrets with the kubeconfig or the in-cluster
-// account; nil when neither is there.
-func (c *Cmd) secretGetter() (SecretGetter, error) {
+// apiReaders is what the webhook reads through the API server: pull
+// secrets (in enabled namespaces only; see manifests/webhook) and
+// LimitRanges (watched, all namespaces). Both nil without API access.
+type apiReaders struct {
+	secrets     SecretGetter
+	limitRanges LimitRangeLister
+}
+
+// apiAccess connects with the kubeconfig or the in-cluster account, and
+// starts watching LimitRanges; it returns once their cache is filled.
+func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, error) {
 	var config *rest.Config
 	var err error
 	switch {
@@ -113,17 +166,56 @@ func (c *Cmd) secretGetter() (SecretGetter, error) {
 	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
 		config, err = rest.InClusterConfig()
 	default:
-		return nil, nil
+		log.Warn("no API access (no --kubeconfig, not in a Pod): pull secrets are not used and LimitRanges not checked")
+		return apiReaders{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig: %w", err)
+		return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	config.UserAgent = "job-signal-webhook/" + version.Release
-	client, err := corev1client.NewForConfig(config)
+	client, err := coreClient(config)
 	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig: %w", err)
+		return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
 	}
-	return func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-		return client.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	informer := cache.NewSharedIndexInformer(
+		cache.NewListWatchFromClient(client, "limitranges", metav1.NamespaceAll, fields.Everything()),
+		&corev1.LimitRange{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	go informer.Run(ctx.Done())
+	synced, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if !cache.WaitForCacheSync(synced.Done(), informer.HasSynced) {
+		return apiReaders{}, errors.New("could not list LimitRanges within 30 s: check the API server and the webhook's RBAC (list and watch limitranges)")
+	}
+	lister := corev1listers.NewLimitRangeLister(informer.GetIndexer())
+	return apiReaders{
+		secrets: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+			secret := &corev1.Secret{}
+			err := client.Get().Namespace(namespace).Resource("secrets").Name(name).Do(ctx).Into(secret)
+			return secret, err
+		},
+		limitRanges: func(namespace string) ([]corev1.LimitRange, error) {
+			list, err := lister.LimitRanges(namespace).List(labels.Everything())
+			out := make([]corev1.LimitRange, 0, len(list))
+			for _, lr := range list {
+				out = append(out, *lr)
+			}
+			return out, err
+		},
 	}, nil
+}
+
+// coreClient is a REST client for the core API group that knows only its
+// types: the typed clientset would register every API group's types at
+// start (megabytes of the process's resident size) for the two kinds the
+// webhook reads.
+func coreClient(config *rest.Config) (*rest.RESTClient, error) {
+	scheme := kruntime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil { // with Status, lists and watch events
+		return nil, err
+	}
+	config = rest.CopyConfig(config)
+	config.GroupVersion = &corev1.SchemeGroupVersion
+	config.APIPath = "/api"
+	config.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	return rest.RESTClientFor(config)
 }

@@ -1,26 +1,33 @@
 // Package webhook is job-signal-webhook: a mutating admission webhook that
-// runs package inject on the Pods of Jobs as they are created. It never
-// blocks a Pod: when it cannot inject one, it admits it unchanged and says
-// why in the annotation job-signal.dev/skipped, a warning and a log line.
+// runs package inject on the Pods of Jobs as they are created.
+//
+// What it does with a Pod it cannot inject is decided in one place
+// (verdict, policy.go): a Pod that needs job-signal is denied for now when
+// the failure may pass (the Job controller creates it again), and
+// admitted without job-signal, the reason recorded in the annotation
+// job-signal.dev/skipped, a warning, a log line and the metrics, when it
+// will not.
 package webhook
 
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
+	"golang.org/x/sync/semaphore"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
-	"github.com/job-signal/job-signal/internal/version"
 )
 
 // SecretGetter reads a Secret through the API server (nil: the webhook
@@ -31,186 +38,160 @@ type SecretGetter func(ctx context.Context, namespace, name string) (*corev1.Sec
 type Config struct {
 	Resolver        *resolve.Resolver
 	Secrets         SecretGetter
+	LimitRanges     LimitRangeLister
 	RegistryTimeout time.Duration // bound on reading secrets and looking images up
 	Installer       string        // image of the init container; empty: version.Image
-	Log             *slog.Logger
+	// FailurePolicy is PolicyFail (empty) or PolicyIgnore: what happens to
+	// a Pod that needs job-signal when a failure that may pass keeps the
+	// webhook from injecting it (see verdict). It matches the failurePolicy
+	// of the webhook's configuration.
+	FailurePolicy string
+	// MaxInFlight bounds the admission requests answered at once; more get
+	// a quick "busy" answer. 0: defaultMaxInFlight.
+	MaxInFlight int
+	Log         *slog.Logger
+	Metrics     *Metrics // nil: NewMetrics()
+
+	once     sync.Once
+	inFlight atomic.Int64
+	bodies   *semaphore.Weighted // bytes of request bodies held
 }
 
-// Decide says whether a Pod is one to inject and, when it is not, why.
-// Pods of Jobs are injected (the namespaceSelector of the webhook
-// configuration decides which namespaces send them), as are Pods labelled
-// job-signal.dev/inject=enabled; the label "disabled" opts a Pod out. A
-// Pod injected already (by the CLI, or by an earlier call when the API
-// server reinvokes the webhook after another one added a container) goes
-// through inject again: that changes nothing, or wraps the new container.
-func Decide(pod *corev1.Pod) (bool, string) {
+// setup fills in the defaults, once.
+func (c *Config) setup() {
+	c.once.Do(func() {
+		if c.Log == nil {
+			c.Log = slog.Default()
+		}
+		if c.Metrics == nil {
+			c.Metrics = NewMetrics()
+		}
+		if c.Resolver == nil {
+			c.Resolver = resolve.New(nil, 1024)
+		}
+		if c.Resolver.OnLookup == nil {
+			c.Resolver.OnLookup = c.Metrics.Lookup
+		}
+		if c.MaxInFlight <= 0 {
+			c.MaxInFlight = defaultMaxInFlight
+		}
+		c.bodies = semaphore.NewWeighted(bodyBudget)
+	})
+}
+
+// Decide says whether a Pod is one to inject and, when it is not, why
+// (a reason class and a sentence). Pods of Jobs are injected (the
+// namespaceSelector of the webhook configuration decides which
+// namespaces send them), as are Pods labelled job-signal.dev/inject=enabled;
+// the label "disabled" opts a Pod out. A Pod injected already (by the
+// CLI, or by an earlier call when the API server reinvokes the webhook
+// after another one added a container) goes through inject again: that
+// changes nothing, or wraps the new container.
+func Decide(pod *corev1.Pod) (bool, string, string) {
 	switch {
 	case pod.Labels[inject.LabelInject] == "disabled":
-		return false, "opted out by the label " + inject.LabelInject + "=disabled"
+		return false, reasonOptedOut, "opted out by the label " + inject.LabelInject + "=disabled"
 	case pod.Labels[inject.LabelInject] == "enabled":
-		return true, ""
+		return true, "", ""
 	}
 	for _, o := range pod.OwnerReferences {
 		if o.Kind == "Job" && o.APIVersion == "batch/v1" {
-			return true, ""
+			return true, "", ""
 		}
 	}
-	return false, "not created by a Job and not labelled " + inject.LabelInject + "=enabled"
+	return false, reasonNotSelected, "not created by a Job and not labelled " + inject.LabelInject + "=enabled"
 }
 
-// Review answers one admission request. It always allows the Pod: a Pod
-// it cannot inject gets only the job-signal.dev/skipped annotation.
-func (c *Config) Review(ctx context.Context, req *admissionv1.AdmissionRequest) (resp *admissionv1.AdmissionResponse) {
-	resp = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	log := c.Log.With("uid", req.UID, "namespace", req.Namespace, "name", req.Name)
-	defer func() {
-		if p := recover(); p != nil {
-			log.Error("panic while reviewing a Pod; admitted unchanged", "panic", p)
-			resp = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true, Warnings: []string{fmt.Sprintf("job-signal-webhook: internal error, Pod admitted unchanged: %v", p)}}
-		}
-	}()
-	if req.Kind.Kind != "Pod" || req.Kind.Group != "" || req.Operation != admissionv1.Create {
-		return resp
-	}
-	var pod corev1.Pod
-	if err := json.Unmarshal(req.Object.Raw, &pod); err != nil {
-		log.Warn("admitted unchanged: the object is not a Pod this webhook can read", "err", err)
-		resp.Warnings = []string{"job-signal-webhook: Pod admitted unchanged: cannot read it: " + err.Error()}
-		return resp
-	}
-	if ok, why := Decide(&pod); !ok {
-		log.Debug("not injected", "reason", why)
-		return resp
-	}
-	name := pod.Name
-	if name == "" {
-		name = pod.GenerateName + "*"
-	}
-	log = log.With("pod", name)
-	patch, warnings, err := c.mutate(ctx, req.Namespace, req.Object.Raw, &pod)
-	if err != nil {
-		reason := err.Error()
-		log.Warn("admitted unchanged", "reason", reason)
-		resp.Warnings = []string{"job-signal-webhook: Pod admitted without job-signal: " + reason}
-		patch = skipPatch(req.Object.Raw, &pod, reason)
-	} else {
-		log.Info("injected", "warnings", len(warnings))
-	}
-	for _, w := range warnings {
-		resp.Warnings = append(resp.Warnings, "job-signal: "+w)
-	}
-	if len(patch) == 0 {
-		return resp
-	}
-	raw, err := json.Marshal(patch)
-	if err != nil {
-		log.Error("admitted unchanged: could not write the patch", "err", err)
-		return resp
-	}
-	pt := admissionv1.PatchTypeJSONPatch
-	resp.Patch, resp.PatchType = raw, &pt
+// Review answers one admission request, and counts it.
+func (c *Config) Review(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	c.setup()
+	start := time.Now()
+	resp, o, class := c.review(ctx, req)
+	c.Metrics.admitted(o, class, time.Since(start))
 	return resp
 }
 
-// mutate injects pod and returns the patch that does it.
-func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) ([]Operation, []string, error) {
-	needs, err := inject.Needs(pod.Spec, pod.Annotations)
-	if err != nil {
-		return nil, nil, err
-	}
-	var images map[string]inject.ImageConfig
-	if len(needs) > 0 {
-		ctx, cancel := resolve.Timeout(ctx, c.RegistryTimeout)
-		defer cancel()
-		keychain, err := c.keychain(ctx, namespace, pod)
-		if err != nil {
-			return nil, nil, err
+func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) (resp *admissionv1.AdmissionResponse, o outcome, class string) {
+	resp = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
+	log := c.Log.With("uid", req.UID, "namespace", req.Namespace, "name", req.Name)
+	var pod *corev1.Pod
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("panic while reviewing a Pod", "panic", p, "stack", string(debug.Stack()))
+			resp, o, class = c.answer(req.UID, nil, pod, fail(reasonInternal, true, fmt.Errorf("job-signal-webhook failed: %v", p)), log)
 		}
-		platform := resolve.Platform{OS: "linux", Architecture: pod.Spec.NodeSelector[corev1.LabelArchStable]}
-		images, err = c.Resolver.Resolve(ctx, needs, keychain, platform)
-		if err != nil {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, nil, fmt.Errorf("the registry did not answer within %s: %w", c.RegistryTimeout, err)
-			}
-			return nil, nil, err
+	}()
+	if req.Kind.Kind != "Pod" || req.Kind.Group != "" || req.Operation != admissionv1.Create {
+		return resp, unchanged, reasonNotPod
+	}
+	pod = &corev1.Pod{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, pod); err != nil { // as the API server reads it
+		return c.answer(req.UID, nil, nil, fail(reasonUnreadable, false, fmt.Errorf("cannot read the Pod: %w", err)), log)
+	}
+	if ok, class, why := Decide(pod); !ok {
+		log.Debug("not injected", "reason", why)
+		return resp, unchanged, class
+	}
+	log = log.With("pod", cmp.Or(pod.Name, pod.GenerateName+"*"))
+	if inject.HandWired(&pod.Spec, pod.Annotations) {
+		log.Info("left as it is: job-signal was added to it by hand")
+		return resp, unchanged, reasonHandWired
+	}
+	patch, warnings, nothing, err := c.mutate(ctx, req.Namespace, req.Object.Raw, pod)
+	switch {
+	case err != nil:
+		return c.answer(req.UID, req.Object.Raw, pod, err, log)
+	case nothing != "":
+		log.Debug("not injected", "reason", nothing)
+		return resp, unchanged, reasonNothingToDo
+	}
+	log.Info("injected", "warnings", len(warnings))
+	for _, w := range warnings {
+		resp.Warnings = append(resp.Warnings, oneLine("job-signal: "+w, maxReason))
+	}
+	setPatch(resp, patch, log)
+	return resp, injected, reasonNone
+}
+
+// answer is the response for a Pod that could not be injected: denied or
+// admitted without job-signal, as verdict decides. raw and pod, when
+// known, let the reason be recorded in the Pod.
+func (c *Config) answer(uid types.UID, raw []byte, pod *corev1.Pod, err error, log *slog.Logger) (*admissionv1.AdmissionResponse, outcome, string) {
+	f := failureOf(err)
+	reason := oneLine(f.Error(), maxReason)
+	if verdict(pod != nil && needsJobSignal(pod), f.transient, c.FailurePolicy) == denied {
+		log.Warn("denied for now: the Job controller creates the Pod again", "class", f.class, "reason", reason)
+		code, status := int32(503), metav1.StatusReasonServiceUnavailable
+		if f.class == reasonBusy {
+			code, status = 429, metav1.StatusReasonTooManyRequests
+		}
+		return &admissionv1.AdmissionResponse{UID: uid, Allowed: false, Result: &metav1.Status{
+			Status: metav1.StatusFailure, Code: code, Reason: status,
+			Message: oneLine("job-signal cannot inject this Pod yet, so it is not created now (the Job controller tries again): "+reason, maxReason),
+		}}, denied, f.class
+	}
+	log.Warn("admitted without job-signal", "class", f.class, "reason", reason)
+	resp := &admissionv1.AdmissionResponse{UID: uid, Allowed: true,
+		Warnings: []string{oneLine("job-signal-webhook: Pod admitted without job-signal: "+reason, maxReason)}}
+	if raw != nil && pod != nil {
+		if annotationsSize(pod.Annotations)+len(inject.AnnotationSkipped)+len(reason) > totalAnnotationLimit {
+			log.Warn("the reason is not recorded in the Pod: its annotations are at the API server's limit")
+		} else {
+			setPatch(resp, skipPatch(raw, reason), log)
 		}
 	}
-	res, err := inject.Inject(inject.Input{Spec: pod.Spec, Annotations: pod.Annotations, Images: images, Installer: cmp.Or(c.Installer, version.Image)})
-	if err != nil {
-		return nil, nil, err
-	}
-	after := pod.DeepCopy()
-	after.Spec, after.Annotations = res.Spec, res.Annotations
-	if inject.Injected(pod.Annotations) {
-		keepLayout(&pod.Spec, &after.Spec)
-	}
-	patch, err := podPatch(raw, pod, after)
-	return patch, res.Warnings, err
+	return resp, skipped, f.class
 }
 
-// keepLayout leaves the init containers and volumes of a Pod injected
-// before (by the plugin, or by this webhook's first call) as they are:
-// Inject only adds to them, and rebuilds its additions from scratch. On a
-// second call, when the API server reinvokes the webhook (policy IfNeeded),
-// other admission plugins have changed those additions since: the
-// ServiceAccount admission, run again, mounts the API token into the
-// install container (which is why the API server calls again at all), an
-// image-mirroring webhook may have renamed its image. Rebuilding would
-// undo that. The containers still go through Inject: one added since (a
-// mesh's sidecar) gets wrapped.
-func keepLayout(before, after *corev1.PodSpec) {
-	after.InitContainers, after.Volumes = before.InitContainers, before.Volumes
-}
-
-// keychain is the Pod's pull secrets, then the webhook's own Docker config.
-func (c *Config) keychain(ctx context.Context, namespace string, pod *corev1.Pod) (authn.Keychain, error) {
-	if len(pod.Spec.ImagePullSecrets) == 0 || c.Secrets == nil {
-		return authn.DefaultKeychain, nil
+func setPatch(resp *admissionv1.AdmissionResponse, patch []inject.Op, log *slog.Logger) {
+	if len(patch) == 0 {
+		return
 	}
-	var secrets []corev1.Secret
-	for _, ref := range pod.Spec.ImagePullSecrets {
-		s, err := c.Secrets(ctx, namespace, ref.Name)
-		if err != nil {
-			return nil, fmt.Errorf("read imagePullSecret %s/%s: %w", namespace, ref.Name, err)
-		}
-		secrets = append(secrets, *s)
-	}
-	k, err := resolve.KeychainFromSecrets(secrets)
+	raw, err := inject.Patch(patch)
 	if err != nil {
-		return nil, err
+		log.Error("the patch could not be written", "err", err)
+		return
 	}
-	return authn.NewMultiKeychain(k, authn.DefaultKeychain), nil
-}
-
-// podPatch is the patch from before to after, fitted to raw (before as
-// the API server sent it).
-func podPatch(raw []byte, before, after *corev1.Pod) ([]Operation, error) {
-	old, err := json.Marshal(before)
-	if err != nil {
-		return nil, err
-	}
-	new, err := json.Marshal(after)
-	if err != nil {
-		return nil, err
-	}
-	ops, err := Diff(old, new)
-	if err != nil {
-		return nil, err
-	}
-	return Anchor(raw, ops)
-}
-
-// skipPatch only records why the Pod was not injected.
-func skipPatch(raw []byte, pod *corev1.Pod, reason string) []Operation {
-	after := pod.DeepCopy()
-	after.Annotations = maps.Clone(pod.Annotations)
-	if after.Annotations == nil {
-		after.Annotations = map[string]string{}
-	}
-	after.Annotations[inject.AnnotationSkipped] = reason
-	patch, err := podPatch(raw, pod, after)
-	if err != nil {
-		return nil
-	}
-	return patch
+	pt := admissionv1.PatchTypeJSONPatch
+	resp.Patch, resp.PatchType = raw, &pt
 }

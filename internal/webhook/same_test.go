@@ -29,6 +29,7 @@ spec:
     metadata:
       labels: {app: report}
       annotations:
+        job-signal.dev/main: report
         job-signal.dev/ready-tcp.proxy: 127.0.0.1:5432
         job-signal.dev/quit-url.proxy: http://127.0.0.1:9091/quitquitquit
         job-signal.dev/grace: 20s

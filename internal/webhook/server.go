@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,59 +9,18 @@ import (
 	"net"
 	"net/http"
 	"time"
-
-	admissionv1 "k8s.io/api/admission/v1"
 )
 
-// maxBody bounds an AdmissionReview: the API server sends objects of up to
-// 3 MiB, wrapped once.
-const maxBody = 8 << 20
-
-// RequestTimeout bounds the handling of one request, whatever the
-// registry does; the API server's own webhook timeout is 10 s by default.
-const RequestTimeout = 8 * time.Second
-
-// Handler serves /mutate and /healthz.
+// Handler serves /mutate, /healthz and /metrics.
 func (c *Config) Handler() http.Handler {
+	c.setup()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /mutate", c.serveMutate)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n")
 	})
+	mux.Handle("GET /metrics", c.Metrics.Handler())
 	return mux
-}
-
-func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		http.Error(w, "read AdmissionReview: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
-		if err == nil {
-			err = errors.New("no request")
-		}
-		c.Log.Warn("not an AdmissionReview", "err", err, "remote", r.RemoteAddr)
-		http.Error(w, "want an admission.k8s.io/v1 AdmissionReview with a request: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
-	defer cancel()
-	resp := c.Review(ctx, review.Request)
-	out, err := json.Marshal(admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	if review.APIVersion == "" {
-		// Answer in the version the API server speaks to us.
-		out, _ = json.Marshal(admissionv1.AdmissionReview{Response: resp})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(out)
-	c.Log.Debug("reviewed", "uid", review.Request.UID, "elapsed", time.Since(start))
 }
 
 // Server is the webhook's HTTPS server.

@@ -59,7 +59,10 @@ type config struct {
 	stopCode    int    // N of exit:N
 
 	grandchild string
+	ownSession bool
 	doubleFork string
+	daemonize  string
+	parent     int // -role daemon: the PID of the command that started it
 
 	fill     string
 	waitFile string
@@ -75,7 +78,7 @@ type config struct {
 func parse(args []string) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("fake", flag.ContinueOnError)
-	fs.StringVar(&c.role, "role", "", "(internal) grandchild or orphan-parent")
+	fs.StringVar(&c.role, "role", "", "(internal) grandchild, orphan-parent or daemon")
 	fs.StringVar(&c.name, "name", "fake", "name of this process in -pids records")
 	fs.StringVar(&c.pidfile, "pidfile", "", "write the PID here once set up")
 	fs.StringVar(&c.pids, "pids", "", "append 'NAME PID STARTTIME' here for this process and its grandchild")
@@ -94,6 +97,9 @@ func parse(args []string) (*config, error) {
 	stop := fs.String("stop-signal", "TERM,INT", "the signals that ask this process to stop, comma-separated")
 	fs.StringVar(&c.onStop, "on-stop", "die", "on a stop signal: die (by the signal), ignore, or exit:N")
 	fs.StringVar(&c.grandchild, "grandchild", "", "start a grandchild in this process group that ignores every stop signal; its PID goes here")
+	fs.BoolVar(&c.ownSession, "grandchild-session", false, "start the -grandchild in a session of its own (setsid), outside this process group, as PostgreSQL's backends are")
+	fs.StringVar(&c.daemonize, "daemonize", "", "daemonize as nginx does: start a daemon in this process group and exit 0 at once; the daemon leaves the group (setsid) only once this process has exited, writes its PID here and ends on a stop signal or once FILE.exit exists")
+	fs.IntVar(&c.parent, "parent", 0, "(internal) -role daemon: the PID of the command that started it")
 	fs.StringVar(&c.doubleFork, "double-fork", "", "start an orphan (via an intermediate that exits at once) that writes its PID here and exits when FILE.exit exists")
 	fs.StringVar(&c.fill, "fill", "", "before ending by itself, write zeros to this file until its filesystem is full (at most 64 MiB)")
 	fs.StringVar(&c.waitFile, "wait-file", "", "end once this file exists")
@@ -164,8 +170,10 @@ func Main(args []string) int {
 		return grandchild(c)
 	case "orphan-parent":
 		return orphanParent(c)
+	case "daemon":
+		return daemon(c)
 	default:
-		fmt.Fprintf(os.Stderr, "fake: -role %q: want grandchild or orphan-parent\n", c.role)
+		fmt.Fprintf(os.Stderr, "fake: -role %q: want grandchild, orphan-parent or daemon\n", c.role)
 		return 2
 	}
 	return run(c)

@@ -79,6 +79,12 @@ func run(c *config) int {
 			return f.fail(err)
 		}
 	}
+	if c.daemonize != "" {
+		if err := startDaemon(c); err != nil {
+			return f.fail(err)
+		}
+		return 0
+	}
 	if c.doubleFork != "" {
 		if err := doubleFork(c); err != nil {
 			return f.fail(err)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -90,6 +92,9 @@ func startGrandchild(c *config) error {
 	cmd := exec.Command(self, "-role", "grandchild", "-pidfile", c.grandchild, "-max-life", c.maxLife.String())
 	cmd.Args[0] = "fake" // how testscript's test binary knows what to run
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if c.ownSession {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -143,6 +148,51 @@ func orphanParent(c *config) int {
 		return 99
 	}
 	return 0
+}
+
+// startDaemon starts the daemon of -daemonize in this process group, as
+// a daemonizing server forks before its parent exits.
+func startDaemon(c *config) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, "-role", "daemon", "-parent", strconv.Itoa(os.Getpid()), "-pidfile", c.daemonize,
+		"-wait-file", c.daemonize+".exit", "-max-life", c.maxLife.String())
+	cmd.Args[0] = "fake"
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	// SIGWINCH, ignored by default, tells the daemon that its parent is
+	// gone (the runtime signals it at once if the parent already is).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGWINCH}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("-daemonize: %w", err)
+	}
+	return nil
+}
+
+// daemon waits until the command that started it has exited, then leaves
+// its process group (setsid) and runs as a fake of its own. Between that
+// exit and the setsid, it is still in the command's process group: the
+// moment that tells a daemon from what a crashed command leaves behind
+// only by who its parent is.
+func daemon(c *config) int {
+	parentGone := make(chan os.Signal, 1)
+	signal.Notify(parentGone, syscall.SIGWINCH)
+	if os.Getppid() == c.parent {
+		select {
+		case <-parentGone:
+		case <-time.After(c.maxLife):
+			fmt.Fprintln(os.Stderr, "fake (daemon): the command that started it never exited")
+			return 98
+		}
+	}
+	signal.Stop(parentGone)
+	if _, err := syscall.Setsid(); err != nil {
+		fmt.Fprintln(os.Stderr, "fake (daemon): setsid:", err)
+		return 99
+	}
+	c.role, c.parent = "", 0
+	return run(c)
 }
 
 func asSignals[S os.Signal](sigs []S) []os.Signal {

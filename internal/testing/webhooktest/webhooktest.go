@@ -92,28 +92,50 @@ func ReviewOf(t testing.TB, pod *corev1.Pod) []byte {
 }
 
 // Review sends pod's creation to /mutate and returns the Pod the API
-// server would store, and the response.
+// server would store, and the response; it fails the test if the Pod is
+// not allowed.
 func (s *Server) Review(t testing.TB, pod *corev1.Pod) (*corev1.Pod, *admissionv1.AdmissionResponse) {
 	t.Helper()
-	resp, err := s.Client.Post(s.URL+"/mutate", "application/json", bytes.NewReader(ReviewOf(t, pod)))
-	if err != nil {
-		t.Fatal(err)
+	resp := s.Answer(t, pod)
+	raw, _ := json.Marshal(pod)
+	var after corev1.Pod
+	if err := json.Unmarshal(Apply(t, raw, resp), &after); err != nil {
+		t.Fatalf("patched Pod: %v", err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %s: %s", resp.Status, body)
+	return &after, resp
+}
+
+// Answer sends pod's creation to /mutate and returns the response,
+// allowed or not.
+func (s *Server) Answer(t testing.TB, pod *corev1.Pod) *admissionv1.AdmissionResponse {
+	t.Helper()
+	status, body := s.Post(t, ReviewOf(t, pod))
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, body)
 	}
 	var review admissionv1.AdmissionReview
 	if err := json.Unmarshal(body, &review); err != nil || review.Response == nil {
 		t.Fatalf("response %s: %v", body, err)
 	}
-	raw, _ := json.Marshal(pod)
-	var after corev1.Pod
-	if err := json.Unmarshal(Apply(t, raw, review.Response), &after); err != nil {
-		t.Fatalf("patched Pod: %v", err)
+	if review.APIVersion != "admission.k8s.io/v1" || review.Kind != "AdmissionReview" {
+		t.Fatalf("the answer is not an admission.k8s.io/v1 AdmissionReview: %s", body)
 	}
-	return &after, review.Response
+	return review.Response
+}
+
+// Post sends body to /mutate and returns the status and the answer.
+func (s *Server) Post(t testing.TB, body []byte) (int, []byte) {
+	t.Helper()
+	resp, err := s.Client.Post(s.URL+"/mutate", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, answer
 }
 
 // Apply applies the response's patch to raw as the API server does, with

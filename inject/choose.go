@@ -1,0 +1,87 @@
+package inject
+
+import (
+	"fmt"
+	"strings"
+)
+
+// AnnotationDefaultContainer is kubectl's own convention for "the container
+// that matters" (kubectl logs and exec pick it); inject takes it as the job.
+const AnnotationDefaultContainer = "kubectl.kubernetes.io/default-container"
+
+// candidate is a container as the main-container choice sees it.
+type candidate struct {
+	name    string
+	ignored bool
+	sidecar string // the known sidecar it is ("" for none)
+}
+
+// chooseMain decides which container is the job: the one named by
+// job-signal.dev/main, else by kubectl.kubernetes.io/default-container,
+// else the one container that is not ignored and not a known sidecar.
+// Anything else is a question only the author can answer: the error names
+// the containers and the annotation to set. It never guesses.
+func chooseMain(containers []candidate, annotated []string, hasAnnotated bool, defaultContainer string) (string, error) {
+	find := func(name string) *candidate {
+		for i := range containers {
+			if containers[i].name == name {
+				return &containers[i]
+			}
+		}
+		return nil
+	}
+	if hasAnnotated {
+		if len(annotated) != 1 {
+			return "", fmt.Errorf("annotation %s%s: name exactly one container (got %d): a Pod has one job; leave other containers that end by themselves to Kubernetes with %s%s",
+				Prefix, keyMain, len(annotated), Prefix, keyIgnore)
+		}
+		return checkChosen(find(annotated[0]), annotated[0], Prefix+keyMain)
+	}
+	if defaultContainer != "" {
+		return checkChosen(find(defaultContainer), defaultContainer, AnnotationDefaultContainer)
+	}
+	var left, sidecars []string
+	for _, c := range containers {
+		switch {
+		case c.ignored:
+		case c.sidecar != "":
+			sidecars = append(sidecars, fmt.Sprintf("%s (%s)", c.name, c.sidecar))
+		default:
+			left = append(left, c.name)
+		}
+	}
+	switch len(left) {
+	case 1:
+		return left[0], nil
+	case 0:
+		if len(sidecars) == 0 {
+			return "", fmt.Errorf("annotation %s%s names every container: nothing left to run as the main one", Prefix, keyIgnore)
+		}
+		return "", fmt.Errorf("every container is a known sidecar (%s): say which one is the job with the annotation %s%s: NAME", strings.Join(sidecars, ", "), Prefix, keyMain)
+	}
+	return "", fmt.Errorf("which container is the job? %s could each be: set the annotation %s%s: NAME (or %s) on the Pod template",
+		quoteList(left), Prefix, keyMain, AnnotationDefaultContainer)
+}
+
+// checkChosen refuses an annotation naming a container that cannot be the
+// job.
+func checkChosen(c *candidate, name, annotation string) (string, error) {
+	switch {
+	case c == nil:
+		return "", fmt.Errorf("annotation %s: %q is not a container of this Pod", annotation, name)
+	case c.ignored:
+		return "", fmt.Errorf("annotation %s: %q is ignored (%s%s)", annotation, name, Prefix, keyIgnore)
+	}
+	return name, nil
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) == 2 {
+		return q[0] + " and " + q[1]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}

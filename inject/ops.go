@@ -1,0 +1,168 @@
+package inject
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+)
+
+// Op is one change inject decides: an RFC 6902 JSON Patch operation on a
+// Pod template (an object with metadata and spec: a Pod, or a Job's
+// spec.template). It is the one description of a change that both front
+// ends use: the webhook sends the list as a JSON Patch, the plugin applies
+// it where the bytes of the manifest are, touching nothing else.
+//
+// Inject uses add (at a missing or null member, or into a list at an
+// index or "-"), remove, replace and move (only to rename a member of the
+// same object: command becomes args).
+type Op struct {
+	Op    string
+	Path  string
+	From  string // move only
+	Value any    // add and replace: nil, string, bool, json.Number, []string, []any, Fields or map[string]any
+	// Keep names the place (see record.Text) under which a front end that
+	// edits source text keeps the text this op replaces, when it could not
+	// write the old value back the same way (see KeepText).
+	Keep string
+	// Text is the source text of Value, kept by such a front end: it
+	// writes Text instead of Value when Text has its format's prefix
+	// ("yaml:" or "json:").
+	Text   string
+	layout bool // on the layout's volumes or init container
+}
+
+// MarshalJSON writes the operation as RFC 6902 has it.
+func (o Op) MarshalJSON() ([]byte, error) {
+	switch o.Op {
+	case "remove":
+		return json.Marshal(struct {
+			Op   string `json:"op"`
+			Path string `json:"path"`
+		}{o.Op, o.Path})
+	case "move":
+		return json.Marshal(struct {
+			Op   string `json:"op"`
+			From string `json:"from"`
+			Path string `json:"path"`
+		}{o.Op, o.From, o.Path})
+	}
+	return json.Marshal(struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}{o.Op, o.Path, o.Value})
+}
+
+// Field is one member of an object inject adds, in the order a person
+// would write it.
+type Field struct {
+	Key   string
+	Value any
+}
+
+// Fields is an object whose members keep their order when written.
+type Fields []Field
+
+// MarshalJSON writes the members in order.
+func (f Fields) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range f {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.Key)
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := marshal(m.Value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshal writes JSON without escaping <, > and & (shell commands stay
+// readable in the record and in patches).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// Pointer joins path tokens into a JSON Pointer (RFC 6901).
+func Pointer(tokens ...string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}
+
+// Tokens splits a JSON Pointer into its tokens.
+func Tokens(pointer string) []string {
+	if pointer == "" {
+		return nil
+	}
+	parts := strings.Split(pointer[1:], "/")
+	for i, p := range parts {
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+	}
+	return parts
+}
+
+// Prefixed returns ops with prefix (a JSON Pointer) before every path:
+// the plugin applies a template's ops inside a Job (/spec/template).
+func Prefixed(prefix string, ops []Op) []Op {
+	out := make([]Op, len(ops))
+	for i, o := range ops {
+		o.Path = prefix + o.Path
+		if o.From != "" {
+			o.From = prefix + o.From
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// Patch writes ops as an RFC 6902 JSON Patch document.
+func Patch(ops []Op) ([]byte, error) {
+	if len(ops) == 0 {
+		return []byte("[]"), nil
+	}
+	return marshal(ops)
+}
+
+// Apply applies ops to a JSON document: what the API server does with the
+// webhook's patch, and how tests and the plugin's checks see the result.
+func Apply(doc []byte, ops []Op) ([]byte, error) {
+	if len(ops) == 0 {
+		return doc, nil
+	}
+	raw, err := Patch(ops)
+	if err != nil {
+		return nil, err
+	}
+	p, err := jsonpatch.DecodePatch(raw)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		return nil, fmt.Errorf("apply the patch: %w", err)
+	}
+	return out, nil
+}
+
+func index(i int) string { return strconv.Itoa(i) }

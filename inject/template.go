@@ -1,0 +1,213 @@
+package inject
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	kjson "sigs.k8s.io/json"
+)
+
+// MaxDepth bounds how deeply a template may nest. A PodSpec nests about 15
+// levels; the bound keeps a hostile document from costing more than its
+// size.
+const MaxDepth = 100
+
+// presence tells an absent member from a null one from one with a value:
+// what inject adds where nothing was, uninject takes away again exactly.
+type presence int
+
+const (
+	absent presence = iota
+	null
+	present
+)
+
+// template is a Pod template read once: the generic object (every field,
+// known to this build or not) and the typed PodSpec decided on.
+type template struct {
+	raw         map[string]any
+	spec        corev1.PodSpec
+	annotations map[string]string
+	metadata    presence // of metadata
+	annState    presence // of metadata.annotations
+	rawSpec     map[string]any
+}
+
+// readTemplate parses the JSON of a Pod template: an object with metadata
+// and spec.
+func readTemplate(data []byte) (*template, error) {
+	if err := checkDepth(data); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	t := &template{raw: raw}
+	meta, state, err := member(raw, "metadata")
+	if err != nil {
+		return nil, err
+	}
+	t.metadata = state
+	if meta != nil {
+		ann, state, err := member(meta, "annotations")
+		if err != nil {
+			return nil, fmt.Errorf("metadata.%w", err)
+		}
+		t.annState = state
+		if ann != nil {
+			t.annotations = map[string]string{}
+			for k, v := range ann {
+				s, ok := v.(string)
+				if !ok {
+					return nil, fmt.Errorf("metadata.annotations.%s must be a string: quote it", k)
+				}
+				t.annotations[k] = s
+			}
+		}
+	}
+	spec, state, err := member(raw, "spec")
+	if err != nil {
+		return nil, err
+	}
+	if state != present {
+		return nil, errors.New("spec is missing or null")
+	}
+	t.rawSpec = spec
+	specJSON, _ := json.Marshal(spec)
+	strict, err := kjson.UnmarshalStrict(specJSON, &t.spec, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, fmt.Errorf("spec is not a valid PodSpec: %w", err)
+	}
+	if err := checkSpelling(strict); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// member reads an object member that may be absent or null.
+func member(obj map[string]any, key string) (map[string]any, presence, error) {
+	v, ok := obj[key]
+	switch {
+	case !ok:
+		return nil, absent, nil
+	case v == nil:
+		return nil, null, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, present, fmt.Errorf("%s must be an object", key)
+	}
+	return m, present, nil
+}
+
+// presenceOf says whether obj[key] is absent, null or set.
+func presenceOf(obj map[string]any, key string) presence {
+	v, ok := obj[key]
+	switch {
+	case !ok:
+		return absent
+	case v == nil:
+		return null
+	}
+	return present
+}
+
+// checkDepth refuses JSON nested deeper than MaxDepth, in one pass.
+func checkDepth(data []byte) error {
+	depth, inString, escaped := 0, false, false
+	for _, c := range data {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if depth++; depth > MaxDepth {
+				return fmt.Errorf("nested more than %d levels deep: not a Pod template", MaxDepth)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// checkSpelling refuses a field that Kubernetes would ignore because its
+// case differs from a real one ("Command:"): the container would run
+// without what the author meant. Other unknown fields (newer than this
+// build) are left to the API server.
+func checkSpelling(strict []error) error {
+	known := fieldNames()
+	var errs []error
+	for _, e := range strict {
+		msg := e.Error()
+		_, name, ok := strings.Cut(msg, `unknown field "`)
+		if !ok {
+			if strings.Contains(msg, "duplicate field") {
+				errs = append(errs, fmt.Errorf("spec: %s: give each field once", msg))
+			}
+			continue
+		}
+		name = strings.TrimSuffix(name, `"`)
+		path := name
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		if right, ok := known[strings.ToLower(name)]; ok && right != name {
+			errs = append(errs, fmt.Errorf("spec.%s: Kubernetes matches field names exactly and would ignore this one: write %q", path, right))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var fieldNamesOnce = sync.OnceValue(func() map[string]string {
+	names := map[string]string{}
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name != "" && name != "-" {
+				names[strings.ToLower(name)] = name
+			}
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[corev1.PodTemplateSpec]())
+	return names
+})
+
+// fieldNames maps the lower-case spelling of every field of a Pod template
+// to its right spelling.
+func fieldNames() map[string]string { return fieldNamesOnce() }
+
+// sortedKeys lists a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

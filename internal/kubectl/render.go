@@ -1,0 +1,282 @@
+package kubectl
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/job-signal/job-signal/inject"
+)
+
+// style is how a document writes what the editor adds to it.
+type style struct {
+	json   bool
+	step   int    // indentation of one level
+	seqIn  bool   // YAML: block sequences indented under their key
+	nl     string // "\n" or "\r\n"
+	single bool   // JSON on one line
+}
+
+// members lists a value's object members in order, or ok false.
+func members(v any) (keys []string, vals []any, ok bool) {
+	switch m := v.(type) {
+	case inject.Fields:
+		for _, f := range m {
+			keys, vals = append(keys, f.Key), append(vals, f.Value)
+		}
+		return keys, vals, true
+	case map[string]any:
+		return sortedMembers(m)
+	case map[string]string:
+		return sortedMembers(m)
+	}
+	return nil, nil, false
+}
+
+func sortedMembers[V any](m map[string]V) (keys []string, vals []any, ok bool) {
+	keys = make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		vals = append(vals, m[k])
+	}
+	return keys, vals, true
+}
+
+// elements lists a value's items, or ok false.
+func elements(v any) ([]any, bool) {
+	switch l := v.(type) {
+	case []any:
+		return l, true
+	case []string:
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// flow writes a value on one line: YAML flow style or compact JSON.
+func (s style) flow(v any) string {
+	if keys, vals, ok := members(v); ok {
+		parts := make([]string, len(keys))
+		for i := range keys {
+			parts[i] = s.key(keys[i]) + ": " + s.flow(vals[i])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	if items, ok := elements(v); ok {
+		parts := make([]string, len(items))
+		for i, it := range items {
+			parts[i] = s.flow(it)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return s.scalarValue(v, true)
+}
+
+// fits says whether a value is short and flat enough for one line.
+func fits(s style, v any) bool {
+	if _, _, ok := members(v); !ok {
+		if _, ok := elements(v); !ok {
+			return true
+		}
+	}
+	if _, ok := elements(v); ok {
+		return len(s.flow(v)) <= 100
+	}
+	return len(s.flow(v)) <= 80
+}
+
+// block writes a YAML value that goes after "key:" or "- " at indentation
+// indent (the key's column): " value" on the same line, or lines below.
+func (s style) block(v any, indent int) string {
+	if str, ok := v.(string); ok {
+		return " " + s.scalar(str, false)
+	}
+	if fits(s, v) {
+		return " " + s.flow(v)
+	}
+	pad := strings.Repeat(" ", indent+s.step)
+	if keys, vals, ok := members(v); ok {
+		var b strings.Builder
+		for i := range keys {
+			b.WriteString(s.nl + pad + s.key(keys[i]) + ":" + s.block(vals[i], indent+s.step))
+		}
+		return b.String()
+	}
+	items, _ := elements(v)
+	dashIndent := indent
+	if s.seqIn {
+		dashIndent = indent + s.step
+	}
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString(s.nl + strings.Repeat(" ", dashIndent) + "-" + s.item(it, dashIndent))
+	}
+	return b.String()
+}
+
+// item writes a block sequence item after its "-" at dashIndent.
+func (s style) item(v any, dashIndent int) string {
+	keys, vals, ok := members(v)
+	if !ok || fits(s, v) {
+		return s.block(v, dashIndent)
+	}
+	var b strings.Builder
+	pad := strings.Repeat(" ", dashIndent+2)
+	for i := range keys {
+		if i == 0 {
+			b.WriteString(" ")
+		} else {
+			b.WriteString(s.nl + pad)
+		}
+		b.WriteString(s.key(keys[i]) + ":" + s.block(vals[i], dashIndent+2))
+	}
+	return b.String()
+}
+
+// pretty writes a JSON value indented, its first line after the key, the
+// others at indent plus levels of step.
+func (s style) pretty(v any, indent int) string {
+	if s.single {
+		return s.flow(v)
+	}
+	pad, inner := strings.Repeat(" ", indent), strings.Repeat(" ", indent+s.step)
+	if keys, vals, ok := members(v); ok {
+		if len(keys) == 0 {
+			return "{}"
+		}
+		parts := make([]string, len(keys))
+		for i := range keys {
+			parts[i] = inner + s.key(keys[i]) + ": " + s.pretty(vals[i], indent+s.step)
+		}
+		return "{" + s.nl + strings.Join(parts, ","+s.nl) + s.nl + pad + "}"
+	}
+	if items, ok := elements(v); ok {
+		if len(items) == 0 {
+			return "[]"
+		}
+		parts := make([]string, len(items))
+		for i, it := range items {
+			parts[i] = inner + s.pretty(it, indent+s.step)
+		}
+		return "[" + s.nl + strings.Join(parts, ","+s.nl) + s.nl + pad + "]"
+	}
+	return s.scalarValue(v, true)
+}
+
+func (s style) scalarValue(v any, inFlow bool) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return s.scalar(v, inFlow)
+	case bool:
+		return strconv.FormatBool(v)
+	case json.Number:
+		return v.String()
+	case int:
+		return strconv.Itoa(v)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// key writes a mapping key: plain where it can be.
+func (s style) key(k string) string {
+	if !s.json && safePlain(k, true) {
+		return k
+	}
+	return s.scalar(k, true)
+}
+
+// scalar writes a string: JSON always quoted; YAML plain when every YAML
+// 1.1 and 1.2 reader (kubectl's among them) takes it as that string,
+// otherwise quoted (single quotes when they need no escapes).
+func (s style) scalar(v string, inFlow bool) string {
+	if s.json {
+		b, _ := json.Marshal(v)
+		return strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(b))
+	}
+	switch {
+	case safePlain(v, inFlow):
+		return v
+	case printable(v) && (!strings.Contains(v, "'") || strings.Contains(v, `"`)):
+		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+	}
+	return doubleQuoted(v)
+}
+
+var (
+	plainWord = regexp.MustCompile(`^[A-Za-z0-9_/$.-][A-Za-z0-9_/$.=@%+:-]*$`)
+	// numberLike: what a YAML 1.1 or 1.2 reader may take for a number or
+	// a timestamp (1e3, 0x10, 0o17, 1_000, 1:20, 2001-12-14, .5, -1).
+	numberLike = regexp.MustCompile(`^[-+.]?[0-9][0-9a-fA-FxXoObB_.:+-]*$|^[-+]?\.(inf|Inf|INF|nan|NaN|NAN)$`)
+)
+
+// implicit are words YAML 1.1 readers take as booleans or null.
+var implicit = map[string]bool{"y": true, "n": true, "yes": true, "no": true, "on": true, "off": true, "true": true, "false": true, "null": true, "~": true}
+
+// safePlain: a string every YAML reader (1.1, as kubectl's, and 1.2)
+// takes as itself when written plain.
+func safePlain(v string, inFlow bool) bool {
+	switch {
+	case !plainWord.MatchString(v), implicit[strings.ToLower(v)], numberLike.MatchString(v):
+		return false
+	case strings.Contains(v, ":") && (inFlow || strings.HasSuffix(v, ":")):
+		return false
+	case strings.HasPrefix(v, "-") && (len(v) == 1 || v[1] != '-' && !unicode.IsLetter(rune(v[1]))):
+		return false
+	}
+	return v != "=" && !strings.HasPrefix(v, "<<")
+}
+
+func printable(v string) bool {
+	for _, r := range v {
+		if !unicode.IsPrint(r) || r == '\u2028' || r == '\u2029' || r == '\ufeff' {
+			return false
+		}
+	}
+	return true
+}
+
+// doubleQuoted writes a YAML double-quoted scalar, escaping what YAML
+// does not allow as it is.
+func doubleQuoted(v string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range v {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == unicode.ReplacementChar || !unicode.IsPrint(r) && r != ' ' || r == '\u2028' || r == '\u2029' || r == '\ufeff':
+			if r > 0xffff {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,440 @@
+// long because it reads both source formats into one tree with byte spans:
+// YAML from yaml.v3's nodes (which carry only where each node starts, so
+// the ends are found here), JSON with a scanner of its own.
+
+package kubectl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// maxDepth bounds nesting in any document, so that reading one costs in
+// proportion to its size (a Pod template nests about 15 levels).
+const maxDepth = 1000
+
+type kind int
+
+const (
+	scalarKind kind = iota
+	mapKind
+	seqKind
+)
+
+// snode is a node of a source document with the bytes it spans: the one
+// tree the editor works on, for YAML and for JSON.
+type snode struct {
+	kind       kind
+	flow       bool // flow style: {} [] (always, in JSON)
+	start, end int  // the value's bytes, end exclusive
+	// A mapping's keys and values, a sequence's items (kids).
+	keys, kids []*snode
+	// dash: a block sequence's "-" of each item; colon: a block mapping's
+	// offset just after each key's ':'.
+	dash, colon []int
+	str         string     // a scalar key's text, a string scalar's value
+	style       yaml.Style // a YAML scalar's quoting
+	y           *yaml.Node // the YAML node (nil for JSON)
+	line        int
+}
+
+func (n *snode) get(key string) (*snode, int) {
+	for i, k := range n.keys {
+		if k.str == key {
+			return n.kids[i], i
+		}
+	}
+	return nil, -1
+}
+
+// errCannotEdit is a layout the editor does not edit in place.
+var errCannotEdit = errors.New("cannot edit in place")
+
+// lines indexes a document's line starts.
+type lines struct {
+	text   string
+	starts []int
+}
+
+func newLines(text string) *lines {
+	l := &lines{text: text, starts: []int{0}}
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			l.starts = append(l.starts, i+1)
+		}
+	}
+	return l
+}
+
+// offset converts yaml.v3's 1-based line and column (in characters) to a
+// byte offset.
+func (l *lines) offset(line, col int) int {
+	if line < 1 || line > len(l.starts) {
+		return len(l.text)
+	}
+	off := l.starts[line-1]
+	for c := 1; c < col && off < len(l.text); c++ {
+		_, size := utf8.DecodeRuneInString(l.text[off:])
+		off += size
+	}
+	return off
+}
+
+// lineStart is the start of the line holding off; lineEnd the offset after
+// its newline (or the end of the text).
+func (l *lines) lineStart(off int) int { return strings.LastIndexByte(l.text[:off], '\n') + 1 }
+
+func (l *lines) lineEnd(off int) int {
+	if i := strings.IndexByte(l.text[off:], '\n'); i >= 0 {
+		return off + i + 1
+	}
+	return len(l.text)
+}
+
+// onlySpaceBefore says whether off is the first non-blank of its line.
+func (l *lines) onlySpaceBefore(off int) bool {
+	return strings.TrimLeft(l.text[l.lineStart(off):off], " ") == ""
+}
+
+// readYAML builds the tree of a YAML document from yaml.v3's nodes.
+func readYAML(text string, root *yaml.Node) (*snode, error) {
+	l := newLines(text)
+	return l.yamlNode(root, 0, 0)
+}
+
+func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("line %d: nested more than %d levels", n.Line, maxDepth)
+	}
+	s := &snode{y: n, line: n.Line, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
+	switch n.Kind {
+	case yaml.MappingNode:
+		s.kind = mapKind
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, err := l.yamlNode(n.Content[i], parentIndent, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			keyIndent := k.start - l.lineStart(k.start)
+			v, err := l.yamlNode(n.Content[i+1], keyIndent, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			colon := l.colonAfter(k.end)
+			if colon < 0 {
+				return nil, fmt.Errorf("line %d: %w (no ':' after the key)", k.line, errCannotEdit)
+			}
+			if isEmptyNull(n.Content[i+1]) {
+				v.start, v.end = colon, colon
+			}
+			s.keys, s.kids, s.colon = append(s.keys, k), append(s.kids, v), append(s.colon, colon)
+		}
+	case yaml.SequenceNode:
+		s.kind = seqKind
+		for _, c := range n.Content {
+			itemIndent, d := parentIndent, -1
+			if !s.flow {
+				at := l.offset(c.Line, c.Column)
+				d = strings.LastIndexByte(strings.TrimRight(l.text[:at], " \t\r\n"), '-')
+				if d < 0 || strings.TrimSpace(l.text[d+1:at]) != "" {
+					return nil, fmt.Errorf("line %d: %w (no '-' before the item)", c.Line, errCannotEdit)
+				}
+				itemIndent = d - l.lineStart(d)
+			}
+			item, err := l.yamlNode(c, itemIndent, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if d >= 0 {
+				if isEmptyNull(c) {
+					item.start, item.end = d+1, d+1
+				}
+				s.dash = append(s.dash, d)
+			}
+			s.kids = append(s.kids, item)
+		}
+	case yaml.ScalarNode:
+		s.str = n.Value
+		end, err := l.scalarEnd(n, s.start, parentIndent)
+		if err != nil {
+			return nil, err
+		}
+		s.end = end
+		return s, nil
+	case yaml.AliasNode:
+		return nil, fmt.Errorf("line %d: %w: a YAML alias (write the value out)", n.Line, errCannotEdit)
+	default:
+		return nil, fmt.Errorf("line %d: %w", n.Line, errCannotEdit)
+	}
+	if n.Anchor != "" {
+		return nil, fmt.Errorf("line %d: %w: a YAML anchor (write the value out)", n.Line, errCannotEdit)
+	}
+	if s.flow {
+		end, err := flowEnd(l.text, s.start)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		s.end = end
+	} else if len(s.kids) > 0 {
+		s.end = s.kids[len(s.kids)-1].end
+	}
+	return s, nil
+}
+
+func isEmptyNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Value == "" && n.Style == 0 && n.ShortTag() == "!!null"
+}
+
+// colonAfter finds the ':' that follows a key (after spaces), and returns
+// the offset after it.
+func (l *lines) colonAfter(off int) int {
+	i := off
+	for i < len(l.text) && (l.text[i] == ' ' || l.text[i] == '\t') {
+		i++
+	}
+	if i < len(l.text) && l.text[i] == ':' {
+		return i + 1
+	}
+	return -1
+}
+
+// scalarEnd finds where a scalar's text ends.
+func (l *lines) scalarEnd(n *yaml.Node, start, parentIndent int) (int, error) {
+	text := l.text
+	if start >= len(text) {
+		return start, nil
+	}
+	switch {
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		for i := start + 1; i < len(text); i++ {
+			switch text[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1, nil
+			}
+		}
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		for i := start + 1; i < len(text); i++ {
+			if text[i] == '\'' {
+				if i+1 < len(text) && text[i+1] == '\'' {
+					i++
+					continue
+				}
+				return i + 1, nil
+			}
+		}
+	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		end := l.lineEnd(start)
+		for pos := end; pos < len(text); {
+			next := l.lineEnd(pos)
+			line := strings.TrimRight(text[pos:next], "\r\n")
+			if strings.TrimSpace(line) == "" {
+				pos = next
+				continue
+			}
+			if len(line)-len(strings.TrimLeft(line, " ")) <= parentIndent {
+				break
+			}
+			end, pos = next, next
+		}
+		end = strings.LastIndexByte(text[:end], '\n')
+		if end > 0 && text[end-1] == '\r' {
+			end--
+		}
+		return end, nil
+	default:
+		if n.Tag != "" && n.Tag != "!" && strings.HasPrefix(text[start:], "!") {
+			return 0, fmt.Errorf("line %d: %w: a YAML tag", n.Line, errCannotEdit)
+		}
+		if strings.HasPrefix(text[start:], n.Value) && !strings.ContainsAny(n.Value, "\n") {
+			return start + len(n.Value), nil
+		}
+		return 0, fmt.Errorf("line %d: %w: a plain scalar over several lines (quote it)", n.Line, errCannotEdit)
+	}
+	return 0, fmt.Errorf("line %d: %w: unterminated scalar", n.Line, errCannotEdit)
+}
+
+// flowEnd finds the end of a flow collection (or a JSON one) starting at
+// start.
+func flowEnd(text string, start int) (int, error) {
+	depth := 0
+	for i := start; i < len(text); i++ {
+		quoteStart := i == start || strings.IndexByte("[{,: \t\r\n", text[i-1]) >= 0
+		switch c := text[i]; {
+		case c == '"' && quoteStart:
+			for i++; i < len(text) && text[i] != '"'; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+		case c == '\'' && quoteStart:
+			for i++; i < len(text); i++ {
+				if text[i] == '\'' {
+					if i+1 < len(text) && text[i+1] == '\'' {
+						i++
+						continue
+					}
+					break
+				}
+			}
+		case c == '#' && i > 0 && strings.IndexByte(" \t\r\n", text[i-1]) >= 0:
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			if depth--; depth == 0 {
+				return i + 1, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%w: unterminated flow collection", errCannotEdit)
+}
+
+// readJSON parses one JSON value into a tree with spans. Strings are
+// decoded by encoding/json (escapes, surrogate pairs); depth is bounded.
+func readJSON(text string) (*snode, error) {
+	p := &jsonParser{text: text}
+	p.space()
+	n, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.pos != len(text) {
+		return nil, p.errorf("unexpected %q after the value", text[p.pos])
+	}
+	return n, nil
+}
+
+type jsonParser struct {
+	text string
+	pos  int
+}
+
+func (p *jsonParser) errorf(format string, args ...any) error {
+	line := 1 + strings.Count(p.text[:min(p.pos, len(p.text))], "\n")
+	return fmt.Errorf("line %d: malformed JSON: %s", line, fmt.Sprintf(format, args...))
+}
+
+func (p *jsonParser) space() {
+	for p.pos < len(p.text) && strings.IndexByte(" \t\r\n", p.text[p.pos]) >= 0 {
+		p.pos++
+	}
+}
+
+func (p *jsonParser) value(depth int) (*snode, error) {
+	if depth > maxDepth {
+		return nil, p.errorf("nested more than %d levels", maxDepth)
+	}
+	if p.pos >= len(p.text) {
+		return nil, p.errorf("unexpected end")
+	}
+	n := &snode{start: p.pos, flow: true, line: 1 + strings.Count(p.text[:p.pos], "\n")}
+	switch c := p.text[p.pos]; c {
+	case '{', '[':
+		n.kind = mapKind
+		closer := byte('}')
+		if c == '[' {
+			n.kind, closer = seqKind, ']'
+		}
+		p.pos++
+		p.space()
+		if p.pos < len(p.text) && p.text[p.pos] == closer {
+			p.pos++
+			n.end = p.pos
+			return n, nil
+		}
+		for {
+			if n.kind == mapKind {
+				p.space()
+				k, err := p.value(depth + 1)
+				if err != nil {
+					return nil, err
+				}
+				if k.kind != scalarKind || p.text[k.start] != '"' {
+					return nil, p.errorf("an object key must be a string")
+				}
+				p.space()
+				if p.pos >= len(p.text) || p.text[p.pos] != ':' {
+					return nil, p.errorf("want ':' after a key")
+				}
+				p.pos++
+				n.keys = append(n.keys, k)
+			}
+			p.space()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			n.kids = append(n.kids, v)
+			p.space()
+			if p.pos >= len(p.text) {
+				return nil, p.errorf("unexpected end")
+			}
+			if p.text[p.pos] == closer {
+				p.pos++
+				n.end = p.pos
+				return n, nil
+			}
+			if p.text[p.pos] != ',' {
+				return nil, p.errorf("want ',' or %q", closer)
+			}
+			p.pos++
+		}
+	case '"':
+		end := p.pos + 1
+		for end < len(p.text) && p.text[end] != '"' {
+			if p.text[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(p.text) {
+			return nil, p.errorf("unterminated string")
+		}
+		end++
+		if err := json.Unmarshal([]byte(p.text[p.pos:end]), &n.str); err != nil {
+			return nil, p.errorf("%v", err)
+		}
+		n.style = yaml.DoubleQuotedStyle
+		p.pos, n.end = end, end
+		return n, nil
+	default:
+		end := p.pos
+		for end < len(p.text) && strings.IndexByte(",]} \t\r\n", p.text[end]) < 0 {
+			end++
+		}
+		var v any
+		if err := json.Unmarshal([]byte(p.text[p.pos:end]), &v); err != nil || end == p.pos {
+			return nil, p.errorf("%q is not a JSON value", p.text[p.pos:end])
+		}
+		p.pos, n.end = end, end
+		return n, nil
+	}
+}
+
+// jsonOf writes the meaning of a subtree as JSON: for JSON its own bytes,
+// for YAML the values as Kubernetes' decoding reads them.
+func jsonOf(text string, n *snode) ([]byte, error) {
+	if n.y == nil {
+		var b bytes.Buffer
+		if err := json.Compact(&b, []byte(text[n.start:n.end])); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
+	}
+	v, err := toValue(n.y, "")
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}

@@ -1,0 +1,199 @@
+package sidecarwatch
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/job-signal/job-signal/internal/cli"
+	"github.com/job-signal/job-signal/internal/proc"
+	"github.com/job-signal/job-signal/signalfs"
+)
+
+// The loop's handlers, one per event: each reads what it needs, asks a
+// pure decision (decide.go, order.go) and does what it says. The stop
+// sequence's own events are in stop.go.
+
+// onDirChanged: the job's state, a lock or an ordered sidecar may have
+// changed; what that means depends on the phase.
+func (l *loop) onDirChanged() {
+	switch l.phase {
+	case waiting:
+		l.reviewBeforeStart()
+	case running:
+		if d := l.observeJob(); d.stop {
+			l.beginStop(d.why)
+		}
+	case stoppingAfter:
+		l.reviewStopAfter()
+	}
+}
+
+// onDirReplaced carries on in the directory now at --dir's path: what we
+// wrote is gone with the old one. Waiting for --stop-after sidecars, there
+// is nobody left to wait for: stop now.
+func (l *loop) onDirReplaced() {
+	if l.phase == stoppingAfter {
+		l.log.Error("the directory was replaced while waiting for --stop-after sidecars; stopping now", "dir", l.cfg.Dir)
+		l.stopNow()
+		return
+	}
+	if err := l.reattach(); err != nil {
+		l.failWhileRunning(cli.ExitFailure, err)
+		return
+	}
+	l.onDirChanged()
+}
+
+// onJobLockFree: the job-signal holding job.lock ended or died.
+func (l *loop) onJobLockFree(err error) {
+	l.job.lockFree = nil
+	if err != nil {
+		l.logOnce(slog.LevelWarn, "cannot wait on the job's lock", "err", err)
+	}
+	l.onDirChanged()
+}
+
+func (l *loop) onProbeFailed(err error) {
+	if !l.sidecar.probeFailureWorthRecording(err, l.state.LastError) {
+		return
+	}
+	l.state.LastError = err.Error()
+	l.write()
+}
+
+func (l *loop) onProbePassed(err error) {
+	l.sidecar.probePassed = nil
+	if err == nil {
+		l.ready()
+	}
+}
+
+// onSidecarExited: the sidecar's command ended. While running, by itself;
+// while stopping, because it was asked to.
+func (l *loop) onSidecarExited() {
+	switch l.phase {
+	case stopping:
+		l.sidecar.exitSeen = true
+		l.onStopPoll()
+		return
+	case stoppingAfter:
+		// Asked to stop soon anyway: note it, do not restart.
+		l.sidecar.exitSeen = true
+		l.state.ExitCode = l.sidecar.child.Status().ExitCode()
+		return
+	}
+	ranFor := time.Since(l.sidecar.started)
+	status, adopted := l.sidecar.reap()
+	l.sidecarEnded(status, ranFor, adopted)
+}
+
+// onOrphanReaped: a process sidecar-watch adopted ended; when the last of
+// an adopted daemon's is gone, the sidecar has ended by itself.
+func (l *loop) onOrphanReaped() {
+	if l.phase != running || l.sidecar.child != nil || len(l.sidecar.adopted) == 0 || !l.sidecar.adoptedGone() {
+		return
+	}
+	l.log.Warn("the sidecar's adopted daemon ended by itself")
+	l.sidecar.adopted = nil
+	l.sidecarEnded(proc.Status{}, time.Since(l.sidecar.started), nil)
+}
+
+// sidecarEnded decides what follows the sidecar's end by itself.
+func (l *loop) sidecarEnded(status proc.Status, ranFor time.Duration, adopted []proc.Proc) {
+	l.state.ChildPID = 0
+	l.state.ExitCode = status.ExitCode()
+	l.state.LastError = "sidecar " + status.String()
+	if d := l.observeJob(); d.stop {
+		l.sidecar.adopt(adopted)
+		l.beginStop(d.why)
+		return
+	}
+	d := decideExit(status, ranFor, l.terminating, l.cfg.Restart, len(adopted), l.sidecar.reaping)
+	if d.note != "" {
+		l.log.Warn(d.note, "status", status.String())
+	}
+	switch d.action {
+	case exitAdopt:
+		l.sidecar.adopt(adopted)
+	case exitStopped:
+		if len(adopted) > 0 {
+			l.sidecar.adopt(adopted)
+			l.beginStop(d.why)
+			return
+		}
+		l.finishStopped(d.why)
+	case exitFail:
+		l.finishFailed(d.code, errors.New(d.why))
+	case exitRestart:
+		l.state.Restarts++
+		l.state.Phase = signalfs.SidecarRestarting
+		l.write()
+		l.sidecar.scheduleRestart(status, l.state.Restarts)
+	}
+}
+
+func (l *loop) onRestartDue() {
+	l.sidecar.restartAt = nil
+	l.startSidecar()
+}
+
+// onSignal: a termination signal means the Pod is going away; any other is
+// the sidecar's, and passed on.
+func (l *loop) onSignal(sig syscall.Signal) {
+	switch decideSignal(sig, l.cfg.stopSignal, l.terminating) {
+	case sigForward:
+		l.sidecar.forward(sig)
+	case sigAgain:
+	case sigStopNow:
+		switch l.phase {
+		case waiting:
+			l.finishStopped("a second INT while the Pod is terminating before the sidecar started")
+		case running:
+			l.beginStop("a second INT while the Pod is terminating")
+		case stoppingAfter:
+			l.log.Warn("not waiting for --stop-after sidecars any more", "why", "a second INT while the Pod is terminating", "pending", l.stop.pendingPeers)
+			l.stopNow()
+		}
+	case sigTerminating:
+		if l.phase == stopping {
+			return // on its way out already
+		}
+		l.terminating = true
+		if l.phase == waiting {
+			l.finishStopped("the Pod is terminating before the sidecar started")
+			return
+		}
+		l.termDeadline = time.After(l.cfg.Grace)
+		l.sidecar.restartAt = nil // no restarts while the Pod goes away
+		l.log.Info("Pod terminating: the sidecar keeps serving until the job is done (a second INT stops it now)", "signal", proc.SignalName(sig), "atMost", l.cfg.Grace)
+	}
+}
+
+func (l *loop) onTerminationGraceOver() {
+	l.termDeadline = nil
+	if l.phase == running {
+		l.beginStop(fmt.Sprintf("Pod terminating and the job not done within --grace %s", l.cfg.Grace))
+	}
+}
+
+func (l *loop) onAfterTimeout() {
+	l.afterTimeout = nil
+	l.finishFailed(cli.ExitFailure, fmt.Errorf("--after-timeout %s passed before these sidecars were ready: %s", l.cfg.AfterTimeout, strings.Join(l.afterPending, ", ")))
+}
+
+func (l *loop) onJobStartWarning() {
+	l.job.warn = nil
+	l.log.Warn("no job-signal has shown itself yet: is the main container run by job-signal, with the same --dir?",
+		"dir", l.cfg.Dir, "waited", jobStartWarning, "jobStartTimeout", l.cfg.JobStartTimeout)
+}
+
+func (l *loop) onJobStartTimeout() {
+	l.job.deadline = nil
+	err := fmt.Errorf("--job-start-timeout %s: no job-signal showed itself in %s; is the main container run by job-signal, with the same --dir?", l.cfg.JobStartTimeout, l.cfg.Dir)
+	l.log.Error("giving up on the job", "err", err)
+	l.failWhileRunning(cli.ExitFailure, err)
+}

@@ -1,0 +1,130 @@
+package sidecarwatch
+
+import (
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/job-signal/job-signal/internal/cli"
+	"github.com/job-signal/job-signal/internal/proc"
+	"github.com/job-signal/job-signal/internal/version"
+	"github.com/job-signal/job-signal/signalfs"
+)
+
+// phase is where the loop is in a sidecar-watch's life. Each phase has its
+// own timers; the waits for --after and --stop-after are phases, not loops
+// of their own.
+type phase int
+
+const (
+	waiting       phase = iota // before the command starts: the first scan, then the --after sidecars
+	running                    // the command runs, or waits for its restart after a back-off
+	stoppingAfter              // the job is done: the --stop-after sidecars stop first
+	stopping                   // quit URL, stop signal, --grace, SIGKILL, until the sidecar is gone
+	finished                   // result holds sidecar-watch's end
+)
+
+// loop is one sidecar-watch run. run, on the goroutine that called Run,
+// owns every field; the watcher, the child's waiter, the probe, the quit
+// request and the lock waiters only send on the channels it reads.
+type loop struct {
+	cfg     *Cmd
+	log     *slog.Logger
+	signals chan os.Signal
+	begun   time.Time
+	logged  map[string]bool // messages logged once (logOnce)
+
+	phase  phase
+	result error // sidecar-watch's end, once finished
+
+	dir   *signalfs.Dir
+	lock  *signalfs.Lock // held for life: its release tells the others we died
+	w     *signalfs.Watcher
+	state signalfs.SidecarState // what we report in sidecar-NAME.state
+
+	job     jobWatch // the job's lock waiter and job-start timers
+	sidecar sidecar  // the sidecar's command, its probe, its restarts
+	stop    stopSeq  // the stop sequence, from the first stop request on
+
+	// terminating: the Pod is going away (a termination signal); the
+	// sidecar keeps serving until the job is done or termDeadline.
+	terminating  bool
+	termDeadline <-chan time.Time
+
+	afterTimeout <-chan time.Time // waiting: --after-timeout
+	afterPending []string         // waiting: the --after sidecars not ready yet, with why
+}
+
+// Run is sidecar-watch's main path.
+func (c *Cmd) Run(env *cli.Env) error {
+	signals, stop := env.CaughtSignals(proc.ForwardedSignals())
+	defer stop()
+	proc.SetUpReaping(c.Subreaper, env.Log)
+	l := &loop{cfg: c, log: env.Log, signals: signals, begun: time.Now(), logged: map[string]bool{}}
+	l.state = signalfs.SidecarState{Name: c.Name, Phase: signalfs.SidecarStarting, PID: os.Getpid(),
+		Version: version.String(), After: c.after, StopAfter: c.stopAfter, ExitCode: -1}
+	if len(c.after) > 0 {
+		l.state.Phase = signalfs.SidecarWaiting
+	}
+	if err := l.attach(); err != nil {
+		return err
+	}
+	defer func() { l.w.Close(); l.lock.Release(); l.dir.Close() }()
+	l.sidecar = sidecar{cfg: c, log: l.log, backoff: c.RestartBackoff, reaping: proc.Reaping()}
+	l.job.start(c.JobStartTimeout)
+	defer l.job.stopTimers()
+	defer l.sidecar.cancelProbe()
+	l.log.Info("sidecar-watch starting", "dir", c.Dir, "watch", l.w.Mode(), "after", c.after, "stopAfter", c.stopAfter)
+	l.enterWaiting()
+	return l.run()
+}
+
+// run is the event loop: one select over every event sidecar-watch reacts
+// to, each handed to its handler (handle.go). A channel that does not
+// apply in the current phase is nil, and never ready.
+func (l *loop) run() error {
+	for l.phase != finished {
+		select {
+		case <-l.w.C: // a file of interest may have changed
+			l.onDirChanged()
+		case <-l.w.Replaced: // --dir was removed, maybe made again
+			l.onDirReplaced()
+		case err := <-l.job.lockFree: // job.lock released: job-signal ended or died
+			l.onJobLockFree(err)
+		case <-l.stop.peerGone: // a --stop-after sidecar's lock was released
+			l.onDirChanged()
+		case err := <-l.sidecar.probeFailed: // a readiness check failed
+			l.onProbeFailed(err)
+		case err := <-l.sidecar.probePassed: // the readiness checks ended
+			l.onProbePassed(err)
+		case <-l.sidecar.exited(): // the sidecar's command ended
+			l.onSidecarExited()
+		case <-l.sidecar.orphanReaped(): // a process of an adopted daemon ended
+			l.onOrphanReaped()
+		case <-l.sidecar.restartAt: // the back-off is over
+			l.onRestartDue()
+		case sig := <-l.signals: // a signal to sidecar-watch
+			l.onSignal(sig.(syscall.Signal))
+		case <-l.termDeadline: // terminating, and the job not done within --grace
+			l.onTerminationGraceOver()
+		case <-l.afterTimeout: // --after sidecars not ready within --after-timeout
+			l.onAfterTimeout()
+		case <-l.job.warn: // no job-signal yet after a minute
+			l.onJobStartWarning()
+		case <-l.job.deadline: // no job-signal within --job-start-timeout
+			l.onJobStartTimeout()
+		case <-l.stop.peersTimeout: // --stop-after sidecars not gone within --stop-after-timeout
+			l.onStopAfterTimeout()
+		case err := <-l.stop.quitAnswered: // the --quit-url request ended
+			l.onQuitAnswered(err)
+		case <-l.stop.deadline: // the current stop step's time is up
+			l.onStopDeadline()
+		case <-l.stop.slow: // the sidecar takes a while to exit: say "stopping"
+			l.onStopSlow()
+		case <-l.stop.poll: // the sidecar exited: is the rest of its processes gone?
+			l.onStopPoll()
+		}
+	}
+	return l.result
+}

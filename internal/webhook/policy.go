@@ -1,0 +1,150 @@
+package webhook
+
+import (
+	"errors"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// outcome is what the webhook did with a Pod.
+type outcome string
+
+const (
+	injected  outcome = "injected"
+	skipped   outcome = "skipped"   // admitted without job-signal, the reason recorded
+	denied    outcome = "denied"    // refused for now: the Job controller creates it again
+	unchanged outcome = "unchanged" // not the webhook's to inject
+)
+
+// Reason classes: the metrics' label, a bounded set.
+const (
+	reasonNone          = "none"
+	reasonNotSelected   = "not_selected"  // not a Job's Pod, nor labelled enabled
+	reasonOptedOut      = "opted_out"     // labelled disabled
+	reasonHandWired     = "hand_wired"    // job-signal added by hand
+	reasonNothingToDo   = "nothing_to_do" // one container: it ends by itself
+	reasonNotPod        = "not_pod"       // another kind or operation
+	reasonUnreadable    = "unreadable"    // not a Pod this webhook can read
+	reasonRefused       = "refused"       // a shape inject refuses: the field is named
+	reasonLimitRange    = "limitrange"    // the namespace's LimitRange leaves no room
+	reasonAnnotations   = "annotations"   // the record would not fit the API server's limit
+	reasonImage         = "image"         // the registry's lasting answer: refused, unknown, too large, invalid
+	reasonRegistry      = "registry"      // the registry unavailable for now
+	reasonAPI           = "api"           // the API server unavailable for now
+	reasonBusy          = "busy"          // too many requests at once
+	reasonRequestTooBig = "request_size"  // an AdmissionReview over maxBody
+	reasonInternal      = "internal"      // a bug: a panic while reviewing
+)
+
+// failure is why a Pod could not be injected.
+type failure struct {
+	class     string // a reason class
+	transient bool   // trying again soon may well succeed
+	err       error
+}
+
+func (f *failure) Error() string { return f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+// fail classes err, unless it is a failure already.
+func fail(class string, transient bool, err error) error {
+	var f *failure
+	if errors.As(err, &f) {
+		return err
+	}
+	return &failure{class: class, transient: transient, err: err}
+}
+
+// failureOf is err as a failure; an unclassed error is a lasting refusal.
+func failureOf(err error) *failure {
+	var f *failure
+	if errors.As(err, &f) {
+		return f
+	}
+	return &failure{class: reasonRefused, err: err}
+}
+
+// Failure policies, as in a webhook configuration.
+const (
+	PolicyFail   = "Fail"
+	PolicyIgnore = "Ignore"
+)
+
+// verdict decides what happens to a Pod the webhook could not inject.
+//
+// A Pod that needs job-signal (more than one container: without it the
+// sidecars would keep it running after the job) is not admitted without
+// it because of a failure that may pass (a registry or API server
+// unavailable, the webhook busy, a bug): it is denied, the Job controller
+// creates it again with backoff, and the reason shows in the Job's
+// events. This is failurePolicy Fail carried into the webhook's own
+// answers, so that an outage of the webhook and an outage behind it end
+// alike. With policy Ignore (availability first), and for a lasting
+// refusal (a shape inject refuses, an image the registry will not give),
+// where trying again would only hold the Job up for ever, the Pod is
+// admitted without job-signal and the reason recorded. A Pod that
+// completes anyway (one container) is never held up.
+func verdict(needsJobSignal, transient bool, policy string) outcome {
+	if needsJobSignal && transient && policy != PolicyIgnore {
+		return denied
+	}
+	return skipped
+}
+
+// needsJobSignal: a Pod with more than one container does not end by
+// itself when its job does.
+func needsJobSignal(pod *corev1.Pod) bool { return len(pod.Spec.Containers) > 1 }
+
+// maxReason bounds a reason written into an object (annotation, warning,
+// the message of a denial, which the Job controller copies into an
+// event).
+const maxReason = 1024
+
+// oneLine is s as one line of printable text of at most max bytes:
+// control characters and runs of white space become one space, and a
+// longer text is cut at a character boundary, ending with "...".
+func oneLine(s string, max int) string {
+	var b strings.Builder
+	space := false
+	for i, r := range s {
+		if i > 4*max { // enough to fill max, whatever is dropped
+			break
+		}
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) || r == utf8.RuneError {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+		if b.Len() > max {
+			break
+		}
+	}
+	out := b.String()
+	if len(out) <= max {
+		return out
+	}
+	cut := max - len("...")
+	for cut > 0 && !utf8.RuneStart(out[cut]) {
+		cut--
+	}
+	return out[:cut] + "..."
+}
+
+// totalAnnotationLimit is the API server's bound on a Pod's annotations:
+// the lengths of all keys and values together.
+const totalAnnotationLimit = 256 << 10
+
+func annotationsSize(annotations map[string]string) int {
+	n := 0
+	for k, v := range annotations {
+		n += len(k) + len(v)
+	}
+	return n
+}
