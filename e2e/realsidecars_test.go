@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -151,9 +150,6 @@ func TestRealNginxHaproxyOrdered(t *testing.T) {
 // terminating: haproxy keeps serving until the main is done (the main's
 // last request goes through it), and is then stopped once.
 func TestRealHaproxyPodDeleted(t *testing.T) {
-	if os.Getenv("E2E_EXPECT_STOPSIGNAL_FIX") == "" {
-		t.Skip("sidecar-watch forwards the runtime's SIGUSR1 to haproxy and restarts it: skipped until sidecar-watch treats the runtime's stop signal as termination (E2E_EXPECT_STOPSIGNAL_FIX=1 runs it)")
-	}
 	t.Parallel()
 	s := newSpace(t, "haproxy-deleted")
 	const grace = 30

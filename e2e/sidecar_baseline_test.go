@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Kubernetes' own behaviour, without job-signal (case 8): the bug the
+// Kubernetes' own behaviour, without job-signal: the bug the
 // project fixes (a classic sidecar keeps a finished Job's Pod running, so
 // the Job never completes) and the native sidecar it is compared with.
 

@@ -31,7 +31,7 @@ func startEtcd(p paths, bin string) (*daemon, error) {
 
 // startAPIServer starts kube-apiserver on 127.0.0.1 with the suite's
 // certificates. Every default admission plugin stays on, including
-// MutatingAdmissionWebhook (issue 11's webhook runs against this cluster).
+// MutatingAdmissionWebhook (the webhook runs against this cluster).
 func startAPIServer(p paths, bin string, f Features) (*daemon, error) {
 	pki := p.pki()
 	args := withGates(f,
