@@ -7,6 +7,9 @@ LDFLAGS  := -s -w -X github.com/job-signal/job-signal/internal/version.Stamped=$
 BIN      := bin
 FUZZTIME ?= 10s
 FUZZMINIMIZETIME ?= 1s
+# The Kubernetes version make e2e runs: one pinned under e2e/kubernetes/
+# (v1.30.14, or v1.30). Empty: the newest pinned.
+K8S_VERSION ?=
 
 export CGO_ENABLED := 0
 
@@ -18,7 +21,8 @@ help:
 	@echo 'make demo        a job and three sidecars on this machine, with what happens and when'
 	@echo 'make test        vet, unit and CLI tests with the race detector, bounded fuzzing (~5 min cold)'
 	@echo 'make build       the binaries into bin/: job-signal, sidecar-watch, kubectl-job_signal, job-signal-webhook'
-	@echo 'make e2e         a one-node Kubernetes cluster here, the examples and Job cases through its API (root)'
+	@echo 'make e2e         a one-node Kubernetes cluster here, the examples and Job cases through its API (root);'
+	@echo '                 K8S_VERSION=v1.30.14 another pinned version than the newest (e2e/kubernetes/)'
 	@echo 'make bench       latency, start-up, idle cost, sizes; rewrites BENCHMARKS.md (BENCHFLAGS=-only=stop ...)'
 	@echo 'make soak        500 randomized lifecycles with injected faults (SOAK_LIFECYCLES, SOAK_SEED)'
 	@echo 'make image       the image for linux/amd64 and linux/arm64 and a manifest list, with buildah'
@@ -31,9 +35,11 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kubectl-job_signal ./cmd/job-signal-webhook
 
 # A local demo: a job and its sidecars in a temporary directory, with
-# what happens and when.
-demo: build
-	$(GO) build -o $(BIN)/ ./cmd/job-signal-demo
+# what happens and when. It needs only the two programs that go into Pods
+# (the plugin and the webhook pull in client-go and more), built with the
+# demo in one go build.
+demo:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/job-signal ./cmd/sidecar-watch ./cmd/job-signal-demo
 	$(BIN)/job-signal-demo -bin $(BIN)
 
 test: vet unit fuzz
@@ -61,12 +67,12 @@ fuzz:
 	done
 
 # Every Job and CronJob in manifests/ and the issue's cases through the API
-# of a real one-node cluster (root; installs containerd & co. with apt and
-# builds etcd and Kubernetes once, cached). See e2e/README.md. Then inject's
-# registry cases against distribution's registry (built once from the module
-# proxy, cached).
+# of a real one-node cluster of the Kubernetes version K8S_VERSION names (root;
+# installs containerd & co. with apt and builds etcd and Kubernetes once per
+# version, cached). See e2e/README.md. Then inject's registry cases against
+# distribution's registry (built once from the module proxy, cached).
 e2e:
-	$(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
+	E2E_K8S_VERSION='$(K8S_VERSION)' $(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
 	$(GO) test -tags e2e -count=1 -v -timeout 20m ./e2e/registry/
 
 # The image for linux/amd64 and linux/arm64 and a manifest list over both,
@@ -99,7 +105,8 @@ image-name:
 
 # Latency, start-up, idle cost and size, against the targets and reference
 # figures of the issue; rewrites BENCHMARKS.md. The cluster rows use make
-# e2e's cluster (root); BENCHFLAGS=-cluster=false skips them.
+# e2e's cluster (root), on every pinned Kubernetes version
+# (BENCHFLAGS=-kubernetes=v1.37 for one); BENCHFLAGS=-cluster=false skips them.
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 

@@ -1,10 +1,12 @@
 // Command bench measures what job-signal costs its users and writes the
 // table to BENCHMARKS.md: stop latency (job exit to the sidecar receiving
 // its stop signal), ready-gate latency, start-up overhead, the idle cost of
-// a waiting sidecar-watch, binary sizes, the inject plugin's speed, and, on
-// a real one-node cluster, main exit and Job creation to the Job's Complete
-// condition against native sidecars, and what the admission webhook adds to
-// Pod creation. Run it with `make bench`.
+// a waiting sidecar-watch, binary sizes, the inject plugin's speed, stop
+// latency with real sidecar programs, and, on a real one-node cluster of
+// each pinned Kubernetes version, main exit and Job creation to the Job's
+// Complete condition next to native sidecars and to a Job with no sidecar
+// at all, and what the admission webhook adds to Pod creation. Run it with
+// `make bench`.
 //
 // Every timed moment is taken inside the processes involved (the fake
 // workload, internal/testing/fake, records Unix-nanosecond events), so the harness's own
@@ -28,17 +30,18 @@ func main() {
 	scale := flag.Float64("scale", 1, "multiply every run count (0.2 for a quick look)")
 	cluster := flag.Bool("cluster", true, "also measure Job completion on a real one-node cluster (needs root; see e2e/README.md)")
 	base := flag.String("dir", "", "parent of the shared directories (default: /dev/shm, a tmpfs like an emptyDir with medium Memory)")
+	kubernetes := flag.String("kubernetes", "", "the pinned Kubernetes versions the cluster rows run on, comma-separated (v1.30.14 or v1.30); default: every one under e2e/kubernetes/")
 	before := flag.String("before", "", "also build job-signal at this git revision and time its start-up beside this one's")
 	flag.StringVar(&injectReference, "inject-reference", injectReference, "git revision whose plugin the inject rows are measured against in the same run (\"\" for none)")
-	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, floor, chain, ready, startup, window, idle, sizes, inject, cluster, webhook), and print without writing -out")
+	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, stop-real, floor, chain, ready, startup, window, idle, sizes, inject, cluster, webhook), and print without writing -out")
 	flag.Parse()
-	if err := run(*out, *scale, *cluster, *base, *only, *before); err != nil {
+	if err := run(*out, *scale, *cluster, *base, *only, *kubernetes, *before); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, scale float64, cluster bool, base, only, before string) error {
+func run(out string, scale float64, cluster bool, base, only, kubernetes, before string) error {
 	onlyRE, err := regexp.Compile(only)
 	if err != nil {
 		return fmt.Errorf("-only: %w", err)
@@ -54,7 +57,7 @@ func run(out string, scale float64, cluster bool, base, only, before string) err
 		return err
 	}
 	defer os.RemoveAll(work)
-	b := &bench{work: work, bin: filepath.Join(work, "bin"), scale: scale, before: before}
+	b := &bench{work: work, bin: filepath.Join(work, "bin"), scale: scale, kubernetes: kubernetes, before: before}
 	if err := b.build(); err != nil {
 		return err
 	}
@@ -74,6 +77,7 @@ func run(out string, scale float64, cluster bool, base, only, before string) err
 		{"stop", func() error { return b.stopLatency(20, false, 60) }},
 		{"stop", func() error { return b.stopLatency(1, true, 40) }},
 		{"stop", func() error { return b.stopLatency(20, true, 20) }},
+		{"stop-real", func() error { return b.stopRealSidecars(30) }},
 		{"chain", func() error { return b.stopChain(25, 5) }},
 		{"chain", func() error { return b.stopChain(50, 5) }},
 		{"chain", func() error { return b.stopChain(100, 5) }},
@@ -112,10 +116,11 @@ func run(out string, scale float64, cluster bool, base, only, before string) err
 
 // bench holds the measurements as they are taken.
 type bench struct {
-	work, bin string
-	scale     float64
-	before    string // a git revision whose job-signal is measured too
-	rows      []row
+	work, bin  string
+	scale      float64
+	kubernetes string // -kubernetes
+	before     string // a git revision whose job-signal is measured too
+	rows       []row
 	// launches are the start-up measurements by row name;
 	// startupInitsText and startupParts say where job-signal's start-up
 	// goes.

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -99,42 +98,6 @@ func (b *bench) sizes() error {
 			r.note = "a program of its own, never copied into Pods (client-go, kyaml, go-containerregistry)"
 		}
 		b.rows = append(b.rows, r)
-	}
-	return nil
-}
-
-// cluster runs the e2e suite's side-by-side timing on its one-node
-// cluster: the same one-sidecar Job wrapped by job-signal or with a native
-// sidecar, in turns, judged by the real Job controller.
-func (b *bench) cluster() error {
-	rounds := b.runs(10)
-	output, err := b.e2eTest("Job completion on a real cluster", fmt.Sprintf("%d rounds each", rounds),
-		"TestJobCompletionOursVsNative", fmt.Sprintf("E2E_TIMING_ROUNDS=%d", rounds))
-	if err != nil || output == nil {
-		return err
-	}
-	for _, m := range []struct{ key, what, reference string }{
-		{"main_exit_to_Succeeded", "main exit to Pod Succeeded", "native on kubelet 1.34: 3.8–3.9 s"},
-		{"main_exit_to_Complete", "main exit to Job Complete", "native on kubelet 1.34: 4.8–4.9 s"},
-		{"create_to_Complete", "Job creation to Complete", ""},
-	} {
-		re := regexp.MustCompile(`compare ` + m.key + ` .*ours_ms=\[([0-9 ]+)\] native_ms=\[([0-9 ]+)\]`)
-		found := re.FindSubmatch(output)
-		if found == nil {
-			os.Stderr.Write(output)
-			return fmt.Errorf("e2e timing: no E2E_TIMING compare line for %s", m.key)
-		}
-		o := newRow("cluster: "+m.what+", job-signal", parseDurations(string(found[1]), time.Millisecond))
-		n := newRow("cluster: "+m.what+", native sidecar", parseDurations(string(found[2]), time.Millisecond))
-		n.reference = m.reference
-		if m.key == "main_exit_to_Complete" {
-			o.target = "one kubelet relist (1 s) less than native"
-			o.check = func(row) (string, bool) {
-				saved := n.p50 - o.p50
-				return fmt.Sprintf("%s less than native (p50)", human(saved)), saved >= 800*time.Millisecond
-			}
-		}
-		b.rows = append(b.rows, o, n)
 	}
 	return nil
 }

@@ -15,11 +15,11 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The Job controller's verdicts on Jobs wrapped by job-signal (issue 10),
+// The Job controller's verdicts on Jobs wrapped by job-signal,
 // each through the API: the Job's conditions and reasons, the Pods' phases
 // and every container's exit code.
 
-// TestMainFailsBackoffLimit (case 2): main exits 3 with backoffLimit 0. The
+// TestMainFailsBackoffLimit: main exits 3 with backoffLimit 0. The
 // Job fails with BackoffLimitExceeded; the sidecar was stopped cleanly
 // (exit 0) and job-signal's termination message gives the code.
 func TestMainFailsBackoffLimit(t *testing.T) {
@@ -45,7 +45,7 @@ func podFailurePolicyJob(w wrapped) *batchv1.Job {
 	return job
 }
 
-// TestPodFailurePolicy (case 3).
+// TestPodFailurePolicy.
 func TestPodFailurePolicy(t *testing.T) {
 	t.Parallel()
 	t.Run("exit-42-fails-the-job", func(t *testing.T) {
@@ -80,7 +80,7 @@ func TestPodFailurePolicy(t *testing.T) {
 	})
 }
 
-// TestOnFailureRestartsMainInPlace (case 4): restartPolicy OnFailure and a
+// TestOnFailureRestartsMainInPlace: restartPolicy OnFailure and a
 // main that fails twice, then succeeds. The kubelet restarts main in the
 // same Pod; with --restart-policy OnFailure job-signal leaves the sidecar
 // running across attempts (its restart count stays 0); the Job completes
@@ -123,7 +123,7 @@ func (s *space) expectAttemptsInPlace(pod *corev1.Pod, restarts int32, lastFailu
 	}
 }
 
-// TestOnFailureLivenessProbeRestart (issue 12.2): under restartPolicy
+// TestOnFailureLivenessProbeRestart: under restartPolicy
 // OnFailure a failed liveness probe makes the kubelet send TERM to the main
 // container alone, then restart it. job-signal passes the TERM on and
 // records the attempt as failed; the sidecar must take it for what it is,
@@ -161,7 +161,7 @@ trap 'echo main got TERM; exit 143' TERM; while true; do sleep 1 & wait $!; done
 	}
 }
 
-// TestActiveDeadline (case 6): activeDeadlineSeconds shorter than main. The
+// TestActiveDeadline: activeDeadlineSeconds shorter than main. The
 // Job fails with DeadlineExceeded, the controller deletes the Pod, every
 // container stops (main by TERM through job-signal: 143) and nothing is
 // left running on the node.
@@ -175,7 +175,7 @@ func TestActiveDeadline(t *testing.T) {
 	s.expectPodsGone(2 * time.Minute)
 }
 
-// TestTTLAfterFinished (case 7): the controller deletes the finished Job
+// TestTTLAfterFinished: the controller deletes the finished Job
 // and, with it, its Pod.
 func TestTTLAfterFinished(t *testing.T) {
 	t.Parallel()
@@ -194,7 +194,7 @@ func TestTTLAfterFinished(t *testing.T) {
 	s.expectPodsGone(time.Minute)
 }
 
-// TestParallelJob (case 9): parallelism 3, completions 6, with a sidecar.
+// TestParallelJob: parallelism 3, completions 6, with a sidecar.
 func TestParallelJob(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, "parallel")

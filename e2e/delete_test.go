@@ -16,7 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestDeletePodWhileMainRuns (case 5): `kubectl delete pod` (graceful,
+// TestDeletePodWhileMainRuns: `kubectl delete pod` (graceful,
 // through the API) while main runs. The kubelet sends TERM to every
 // container at once; job-signal passes it to main, which finishes (exit 0);
 // the sidecars keep serving until then and stop in order (agent, then proxy

@@ -124,7 +124,7 @@ func TestInjectShapes(t *testing.T) {
 						t.Errorf("proxy %s runs %q: want %s %s", c.Name, c.Command, shape.flags[i], shape.flags[i+1])
 					}
 				}
-				expectLog(t, s, pods[0].Name, c.Name, "quitquitquit: exiting 0")
+				expectLog(t, s, pods[0].Name, c.Name, "/quitquitquit received request") // the real proxy's words
 			}
 			t.Logf("%s: %s", shape.name, podSummary(pods[0]))
 		})

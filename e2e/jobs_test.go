@@ -152,19 +152,25 @@ func (s *space) waitJob(name string, timeout time.Duration) (*batchv1.Job, time.
 // (Complete or Failed), and its succeeded and failed counts.
 func expectJob(t *testing.T, job *batchv1.Job, typ batchv1.JobConditionType, reason string, succeeded, failed int32) {
 	t.Helper()
+	if typ == batchv1.JobComplete {
+		reason = completeReason()
+	}
 	c := jobCondition(job, typ)
 	if c == nil || c.Reason != reason {
-		t.Fatalf("want condition %s with reason %s; %s", typ, reason, jobSummary(job))
+		t.Fatalf("want condition %s with reason %q; %s", typ, reason, jobSummary(job))
 	}
-	// Since 1.31 the controller first records the verdict (SuccessCriteriaMet,
+	if job.Status.Succeeded != succeeded || job.Status.Failed != failed {
+		t.Errorf("want succeeded %d, failed %d; %s", succeeded, failed, jobSummary(job))
+	}
+	if !kube.Features().JobVerdictFirst {
+		return
+	}
+	// The controller first records the verdict (SuccessCriteriaMet,
 	// FailureTarget), then the terminal condition once every Pod has ended.
 	interim := map[batchv1.JobConditionType]batchv1.JobConditionType{
 		batchv1.JobComplete: batchv1.JobSuccessCriteriaMet, batchv1.JobFailed: batchv1.JobFailureTarget}[typ]
 	if first := jobCondition(job, interim); first == nil || first.Reason != reason {
 		t.Errorf("want condition %s with reason %s before %s; %s", interim, reason, typ, jobSummary(job))
-	}
-	if job.Status.Succeeded != succeeded || job.Status.Failed != failed {
-		t.Errorf("want succeeded %d, failed %d; %s", succeeded, failed, jobSummary(job))
 	}
 }
 

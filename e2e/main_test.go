@@ -52,10 +52,13 @@ func runSuite(m *testing.M) int {
 		os.Exit(130)
 	}()
 
-	// The webhook tests' registry: when cold, built while the cluster
-	// builds and starts, not while timing-sensitive tests run.
-	go registry.Binary()
-	c, err := cluster.Start(cluster.Config{Keep: keep, Logf: logf})
+	// The webhook tests' registry and the Cloud SQL Auth Proxy: when cold,
+	// built while the cluster builds and starts, and done before any test
+	// runs (some are timing-sensitive).
+	registryBuilt := make(chan error, 1)
+	go func() { _, err := registry.Binary(); registryBuilt <- err }()
+	go cloudSQLProxyBinary()
+	c, err := cluster.Start(cluster.Config{Keep: keep, Logf: logf, Packages: realSidecarPackages})
 	if err != nil {
 		logf("cluster setup failed: %v", err)
 		return 1
@@ -67,7 +70,12 @@ func runSuite(m *testing.M) int {
 		logf("building the product's images: %v", err)
 		return stop(1)
 	}
+	if err := <-registryBuilt; err != nil {
+		logf("building the registry: %v", err)
+		return stop(1)
+	}
 	logf("E2E_TIMING phase=product-images seconds=%.1f", time.Since(start).Seconds())
+	logf("Kubernetes %s, native sidecars: %v", c.Version(), c.NativeSidecars())
 	logf("cluster up: KUBECONFIG=%s %s/kubectl get nodes", c.Kubeconfig(), c.BinDir())
 	code := m.Run()
 	if keep {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -133,7 +134,7 @@ func decodeAll(t *testing.T, source string, text []byte) []runtime.Object {
 }
 
 // localize points every container of a Pod template at the local image
-// that stands in for its image, never pulled. Nothing else changes.
+// of the same program (localImage), never pulled. Nothing else changes.
 func localize(t *testing.T, spec *corev1.PodSpec) {
 	t.Helper()
 	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
@@ -160,10 +161,13 @@ var exampleChecks = map[string]func(t *testing.T, s *space, pod string){
 	"job-istio.yaml/db-migrate-mesh": func(t *testing.T, s *space, pod string) {
 		expectLog(t, s, pod, "istio-proxy", "quitquitquit: exiting 0") // stopped by --quit-url
 	},
+	// The real Cloud SQL Auth Proxy: offline it accepts the migration's
+	// connection, then closes it (the instance's details cannot be fetched).
 	"job-cloud-sql-proxy.yaml/db-migrate": func(t *testing.T, s *space, pod string) {
 		expectLog(t, s, pod, "migrate", "migrations applied")
-		expectLog(t, s, pod, "cloud-sql-proxy", "client connected")
-		expectLog(t, s, pod, "cloud-sql-proxy", "quitquitquit: exiting 0")
+		expectLog(t, s, pod, "cloud-sql-proxy", "Accepted connection from 127.0.0.1")
+		expectLog(t, s, pod, "cloud-sql-proxy", "/quitquitquit received request")
+		expectQuitByURL(t, s, pod, "cloud-sql-proxy")
 	},
 	"job-classic-sidecar.yaml/nightly-export": func(t *testing.T, s *space, pod string) {
 		expectLog(t, s, pod, "log-shipper", "export started")
@@ -171,9 +175,21 @@ var exampleChecks = map[string]func(t *testing.T, s *space, pod string){
 }
 
 func runExample(t *testing.T, ex example) {
+	var spec *corev1.PodSpec
+	switch o := ex.obj.(type) {
+	case *batchv1.Job:
+		spec = &o.Spec.Template.Spec
+	case *batchv1.CronJob:
+		spec = &o.Spec.JobTemplate.Spec.Template.Spec
+	}
+	if usesNativeSidecars(spec) {
+		requireNativeSidecars(t)
+	}
 	// The API server's PodSecurity admission enforces the restricted
-	// profile here: every example, the kustomize one as built, must meet it.
-	s := newSpace(t, "manifest", map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "v1.34"})
+	// profile (as this cluster's version defines it) here: every example,
+	// the kustomize one as built, must meet it.
+	s := newSpace(t, "manifest", map[string]string{"pod-security.kubernetes.io/enforce": "restricted",
+		"pod-security.kubernetes.io/enforce-version": fmt.Sprintf("v1.%d", kube.Version().Minor())})
 	var job *batchv1.Job
 	switch o := ex.obj.DeepCopyObject().(type) {
 	case *batchv1.Job:

@@ -26,8 +26,8 @@ const (
 
 // buildProductImages builds job-signal and sidecar-watch as the Dockerfile's
 // release stage does (and the webhook and the kubectl plugin, which run here
-// as processes), the image from its prebuilt target with buildah, and
-// the stand-in images. The product image is also tagged as the release
+// as processes), the image from its prebuilt target with buildah, the
+// images of the real sidecars and Istio's stand-in. The product image is also tagged as the release
 // reference (internal/version.Image), so a Pod that names it with
 // imagePullPolicy IfNotPresent (a webhook's injection) runs this build.
 func buildProductImages() error {
@@ -63,12 +63,12 @@ func buildProductImages() error {
 	if err != nil {
 		return err
 	}
-	for _, img := range []cluster.Image{
-		{Ref: istioProxyImage, Entrypoint: []string{"/usr/local/bin/pilot-agent"}, User: "1337:1337",
-			Files: []cluster.File{{Name: "usr/local/bin/pilot-agent", Mode: 0o755, Body: standin}}},
-		{Ref: cloudSQLImage, Entrypoint: []string{"/cloud-sql-proxy"}, User: "65532:65532",
-			Files: []cluster.File{{Name: "cloud-sql-proxy", Mode: 0o755, Body: standin}}},
-	} {
+	real, err := realSidecarImages()
+	if err != nil {
+		return err
+	}
+	for _, img := range append(real, cluster.Image{Ref: istioProxyImage, Entrypoint: []string{"/usr/local/bin/pilot-agent"}, User: "1337:1337",
+		Files: []cluster.File{{Name: "usr/local/bin/pilot-agent", Mode: 0o755, Body: standin}}}) {
 		if err := kube.LoadImage(img); err != nil {
 			return err
 		}
@@ -87,8 +87,8 @@ func mustGetwd() string {
 	return wd
 }
 
-// localImage maps an image a manifest names to the local image that stands
-// in for it here; the tag does not matter.
+// localImage maps an image a manifest names to the local image built here:
+// the same program (Istio's is a stand-in); the tag does not matter.
 func localImage(ref string) (string, error) {
 	repo := ref
 	if i := strings.LastIndex(ref, "@"); i >= 0 {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Kubernetes' own behaviour, without job-signal (case 8): the bug the
+// Kubernetes' own behaviour, without job-signal: the bug the
 // project fixes (a classic sidecar keeps a finished Job's Pod running, so
 // the Job never completes) and the native sidecar it is compared with.
 
@@ -35,6 +35,24 @@ func baselineJob(name string, native bool) *batchv1.Job {
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       batchv1.JobSpec{BackoffLimit: ptr.To(int32(0)), Template: corev1.PodTemplateSpec{Spec: spec}},
 	}
+}
+
+// noSidecarJob is the same Job without any sidecar: main alone, unwrapped.
+// Nothing with a sidecar can complete sooner; the timing's floor.
+func noSidecarJob(name string) *batchv1.Job {
+	job := baselineJob(name, false)
+	job.Spec.Template.Spec.Containers = job.Spec.Template.Spec.Containers[:1]
+	return job
+}
+
+// installOnlyJob is main alone and unwrapped in the layout of a wrapped
+// Job: the same volumes and the install init container before it. It tells
+// what the layout costs apart from job-signal and its sidecars.
+func installOnlyJob(name string) *batchv1.Job {
+	job := wrapped{name: name, main: []string{"sh", "-c", shortMain}}.job()
+	main := &job.Spec.Template.Spec.Containers[0]
+	main.Command, main.Args = main.Args, nil
+	return job
 }
 
 // TestClassicSidecarJobNeverCompletes reproduces kubernetes#25908 through
@@ -83,6 +101,7 @@ func TestClassicSidecarJobNeverCompletes(t *testing.T) {
 // TestNativeSidecarJobCompletes: the same Job with the sidecar as a native
 // sidecar (Kubernetes 1.29+) completes.
 func TestNativeSidecarJobCompletes(t *testing.T) {
+	requireNativeSidecars(t)
 	t.Parallel()
 	s := newSpace(t, "native")
 	_, pods := s.run(baselineJob("native-sidecar", true), completeWithOnePod, 3*time.Minute)

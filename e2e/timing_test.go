@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,8 +15,22 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// TestJobCompletionOursVsNative measures, on this cluster, the same
-// one-sidecar Job wrapped by job-signal or with a native sidecar, in turns:
+// timingVariants are the Jobs TestJobCompletionOursVsNative runs in turns:
+// the same main with one sidecar wrapped by job-signal, with a native
+// sidecar, alone (the floor: no sidecar at all), and alone after the
+// install init container of the wrapped Job's layout.
+var timingVariants = [...]struct {
+	name string
+	job  func(name string) *batchv1.Job
+}{
+	{"ours", func(name string) *batchv1.Job { return oneSidecar(name, shortMain).job() }},
+	{"native", func(name string) *batchv1.Job { return baselineJob(name, true) }},
+	{"nosidecar", noSidecarJob},
+	{"installonly", installOnlyJob},
+}
+
+// TestJobCompletionOursVsNative measures, on this cluster, the timing
+// variants in turns:
 //
 //   - main exit to Complete: from the main container's exit (the runtime's
 //     nanosecond timestamp, through the CRI) to the watch delivering the
@@ -24,31 +39,41 @@ import (
 //     moment.
 //
 // It logs each run and one E2E_TIMING compare line per measurement (and
-// main exit to Pod Succeeded, where the two differ), which make bench reads. Not parallel: the other tests wait until it is done.
+// main exit to Pod Succeeded), which make bench reads. Where the cluster has
+// no native sidecars that variant is left out, and the line says so
+// (native=absent). Not parallel: the other tests wait until it is done.
 func TestJobCompletionOursVsNative(t *testing.T) {
 	rounds := 3 // make bench asks for more (E2E_TIMING_ROUNDS)
 	if n, err := strconv.Atoi(os.Getenv("E2E_TIMING_ROUNDS")); err == nil && n > 0 {
 		rounds = n
 	}
 	s := newSpace(t, "timing")
-	var succeeded, exit, create [2][]time.Duration // [0] job-signal, [1] native
+	var succeeded, exit, create [len(timingVariants)][]time.Duration // by timingVariants
 	for i := 1; i <= rounds; i++ {
-		for v, variant := range []string{"ours", "native"} {
-			job := oneSidecar(fmt.Sprintf("%s-%d", variant, i), shortMain).job()
-			if variant == "native" {
-				job = baselineJob(job.Name, true)
+		for v, variant := range timingVariants {
+			if variant.name == "native" && !kube.NativeSidecars() {
+				continue
 			}
-			d := s.timeJob(job, variant)
+			d := s.timeJob(variant.job(fmt.Sprintf("%s-%d", variant.name, i)), variant.name)
 			succeeded[v] = append(succeeded[v], d.exitToSucceeded)
 			exit[v], create[v] = append(exit[v], d.exitToComplete), append(create[v], d.createToComplete)
 		}
 	}
+	native := "present"
+	if !kube.NativeSidecars() {
+		native = "absent"
+	}
 	for _, m := range []struct {
 		name string
-		d    [2][]time.Duration
+		d    [len(timingVariants)][]time.Duration
 	}{{"main_exit_to_Succeeded", succeeded}, {"main_exit_to_Complete", exit}, {"create_to_Complete", create}} {
-		t.Logf("E2E_TIMING compare %s ours_median_ms=%d native_median_ms=%d rounds=%d ours_ms=%v native_ms=%v",
-			m.name, median(m.d[0]).Milliseconds(), median(m.d[1]).Milliseconds(), rounds, millis(m.d[0]), millis(m.d[1]))
+		var medians, all []string
+		for v, variant := range timingVariants {
+			medians = append(medians, fmt.Sprintf("%s_median_ms=%d", variant.name, median(m.d[v]).Milliseconds()))
+			all = append(all, fmt.Sprintf("%s_ms=%v", variant.name, millis(m.d[v])))
+		}
+		t.Logf("E2E_TIMING compare %s kubernetes=%s native=%s rounds=%d %s %s",
+			m.name, kube.Version(), native, rounds, strings.Join(medians, " "), strings.Join(all, " "))
 	}
 }
 
@@ -91,14 +116,18 @@ func (s *space) timeJob(job *batchv1.Job, variant string) durations {
 	return d
 }
 
+// median is the middle value (0 for none).
 func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
 }
 
 func millis(ds []time.Duration) []int64 {
-	var out []int64
+	out := []int64{}
 	for _, d := range ds {
 		out = append(out, d.Milliseconds())
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/job-signal/job-signal/internal/version"
 )
 
-// TestWebhookInjectsJob (issue 11): with the real webhook registered as
+// TestWebhookInjectsJob: with the real webhook registered as
 // shipped, a plain Job with a classic sidecar (the one that never
 // completes, TestClassicSidecarJobNeverCompletes) created in a namespace
 // labelled job-signal.dev/inject=enabled is injected and completes. The

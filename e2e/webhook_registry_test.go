@@ -54,7 +54,7 @@ func pushAppImage(t *testing.T, ref string, auth authn.Authenticator) {
 	registry.Push(t, ref, img, auth)
 }
 
-// TestWebhookLooksUpEntrypoint (issue 11): a Pod labelled
+// TestWebhookLooksUpEntrypoint: a Pod labelled
 // job-signal.dev/inject=enabled, in a namespace that is not (the shipped
 // configuration's second webhook), whose main container gives only args,
 // and whose image is in a real registry that wants basic auth. The webhook

@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestMutatingWebhookReachable proves the path issue 11's webhook takes on
+// TestMutatingWebhookReachable proves the path the webhook takes on
 // this cluster: a mutating webhook served by the test on 127.0.0.1 with a
 // certificate from the cluster's CA, registered by URL with that CA as its
 // caBundle, is called by the API server for Pods of one namespace, and its

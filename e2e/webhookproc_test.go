@@ -26,7 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The webhook as an operator runs it (issue 11), minus the Deployment: the
+// The webhook as an operator runs it, minus the Deployment: the
 // real job-signal-webhook binary as a process on 127.0.0.1, its serving
 // certificate from the cluster's CA, reading Secrets as the shipped
 // ServiceAccount with the shipped RBAC, and registered with the shipped

@@ -30,6 +30,7 @@ type wrapped struct {
 
 type sidecar struct {
 	name    string
+	image   string   // busybox if empty
 	flags   []string // sidecar-watch flags besides --name
 	command []string
 }
@@ -95,7 +96,11 @@ func (w wrapped) podSpec() corev1.PodSpec {
 	containers := []corev1.Container{main}
 	for _, s := range w.sidecars {
 		cmd := append(append([]string{binDir + "/sidecar-watch", "--name=" + s.name}, s.flags...), "--")
-		containers = append(containers, w.container(s.name, cmd, s.command))
+		c := w.container(s.name, cmd, s.command)
+		if s.image != "" {
+			c.Image = s.image
+		}
+		containers = append(containers, c)
 	}
 	install := corev1.Container{
 		Name: "job-signal-install", Image: productImage, ImagePullPolicy: corev1.PullNever,

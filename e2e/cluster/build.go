@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,9 +15,9 @@ import (
 var debianPackages = []string{"containerd", "runc", "containernetworking-plugins", "busybox-static", "buildah"}
 
 // ensurePackages installs the missing Debian packages, and only those.
-func ensurePackages(logf func(string, ...any)) error {
+func ensurePackages(logf func(string, ...any), pkgs []string) error {
 	var missing []string
-	for _, pkg := range debianPackages {
+	for _, pkg := range pkgs {
 		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", pkg).Output()
 		if err != nil || !strings.Contains(string(out), "install ok installed") {
 			missing = append(missing, pkg)
@@ -43,7 +42,7 @@ func ensurePackages(logf func(string, ...any)) error {
 }
 
 // components are the cluster's programs, built together from the pinned
-// module e2e/kubelet: etcd's main package is its server module's root.
+// module of a version: etcd's main package is its server module's root.
 var components = []struct{ name, pkg string }{
 	{"etcd", "go.etcd.io/etcd/server/v3"},
 	{"kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"},
@@ -53,52 +52,19 @@ var components = []struct{ name, pkg string }{
 	{"kubectl", "k8s.io/kubernetes/cmd/kubectl"},
 }
 
-// versions reads the pinned k8s.io/kubernetes and etcd server versions
-// from e2e/kubelet/go.mod, the one place they are written.
-func versions(p paths) (kube, etcd string, err error) {
-	f, err := os.Open(filepath.Join(p.repo, "e2e", "kubelet", "go.mod"))
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(sc.Text()), "require "))
-		if len(fields) >= 2 {
-			switch fields[0] {
-			case "k8s.io/kubernetes":
-				kube = fields[1]
-			case "go.etcd.io/etcd/server/v3":
-				etcd = fields[1]
-			}
-		}
-	}
-	if kube == "" || etcd == "" {
-		return "", "", fmt.Errorf("e2e/kubelet/go.mod must require k8s.io/kubernetes and go.etcd.io/etcd/server/v3 (found %q, %q)", kube, etcd)
-	}
-	return kube, etcd, sc.Err()
-}
-
 // buildComponents builds every component in one go build (the packages
 // they share are compiled once) into a cache folder named after both
 // versions, unless it is already there, and returns that folder.
-func buildComponents(p paths, logf func(string, ...any)) (string, error) {
-	kube, etcd, err := versions(p)
-	if err != nil {
-		return "", err
-	}
+func buildComponents(p paths, v Version, logf func(string, ...any)) (string, error) {
+	kube, etcd := v.Kube, v.Etcd
 	dir := filepath.Join(p.cache, fmt.Sprintf("k8s-%s-etcd-%s", kube, etcd))
 	if _, err := os.Stat(filepath.Join(dir, "kubectl")); err == nil {
 		return dir, nil
 	}
-	var major, minor string
-	if parts := strings.Split(strings.TrimPrefix(kube, "v"), "."); len(parts) >= 2 {
-		major, minor = parts[0], parts[1]
-	}
 	// Without these the components report v0.0.0, and kubectl warns.
 	const pkg = "k8s.io/component-base/version"
-	ldflags := fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean",
-		pkg, kube, pkg, major, pkg, minor, pkg)
+	ldflags := fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%d -X %s.gitTreeState=clean",
+		pkg, kube, pkg, pkg, v.minor, pkg)
 	tmp := dir + ".tmp" // renamed when complete: a killed build leaves no half folder
 	if err := os.RemoveAll(tmp); err != nil {
 		return "", err
@@ -107,7 +73,8 @@ func buildComponents(p paths, logf func(string, ...any)) (string, error) {
 		return "", err
 	}
 	logf("building etcd %s and Kubernetes %s into %s (minutes when cold)", etcd, kube, dir)
-	argv := []string{"go", "build", "-C", filepath.Join(p.repo, "e2e", "kubelet"), "-trimpath",
+	start := time.Now()
+	argv := []string{"go", "build", "-C", v.Module, "-trimpath",
 		"-ldflags", ldflags, "-o", tmp + "/"}
 	for _, c := range components {
 		argv = append(argv, c.pkg)
@@ -120,15 +87,16 @@ func buildComponents(p paths, logf func(string, ...any)) (string, error) {
 	if err := os.Rename(filepath.Join(tmp, "server"), filepath.Join(tmp, "etcd")); err != nil {
 		return "", err
 	}
+	logf("E2E_TIMING components_build kubernetes=%s seconds=%.1f", kube, time.Since(start).Seconds())
 	return dir, os.Rename(tmp, dir)
 }
 
-// buildTools builds the suite's helpers: e2etool (a CRI client, from the
-// pinned module) and the pause program.
+// buildTools builds the suite's helpers: e2etool (a CRI client, a module
+// of its own) and the pause program.
 func buildTools(p paths) error {
 	env := []string{"GOWORK=off", "CGO_ENABLED=0"}
-	if _, err := run(15*time.Minute, env, "go", "build", "-C", filepath.Join(p.repo, "e2e", "kubelet"),
-		"-trimpath", "-o", filepath.Join(p.bin, "e2etool"), "./e2etool"); err != nil {
+	if _, err := run(15*time.Minute, env, "go", "build", "-C", filepath.Join(p.repo, "e2e", "e2etool"),
+		"-trimpath", "-o", filepath.Join(p.bin, "e2etool"), "."); err != nil {
 		return err
 	}
 	_, err := run(5*time.Minute, env, "go", "build", "-C", p.repo, "-trimpath", "-ldflags=-s -w",

@@ -19,6 +19,13 @@ type Config struct {
 	Work  string // tools, image archives and daemon logs; default Repo/e2e/.work
 	Cache string // the built binaries, kept between runs; default $E2E_CACHE or ~/.cache/job-signal-e2e
 	Base  string // runtime state; default $E2E_BASE or /var/lib/job-signal-e2e
+	// Kubernetes is the version to run, as pinned below e2e/kubernetes/
+	// (v1.30.14, or just v1.30); default $E2E_K8S_VERSION, else the newest
+	// pinned.
+	Kubernetes string
+	// Packages are more Debian packages the tests need, installed with the
+	// cluster's own in one apt run.
+	Packages []string
 	// Keep leaves the daemons running if this process dies: no parent-death
 	// signal (E2E_KEEP). Stop still stops them.
 	Keep bool
@@ -32,6 +39,8 @@ type Config struct {
 type Cluster struct {
 	paths
 	cfg     Config
+	version Version
+	feat    Features
 	binDir  string // the cached component binaries
 	ca      *ca
 	daemons []*daemon // in start order; stopped in reverse
@@ -58,7 +67,20 @@ func Start(cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{paths: p, cfg: cfg}
+	want := cfg.Kubernetes
+	if want == "" {
+		want = os.Getenv("E2E_K8S_VERSION")
+	}
+	pinned, err := pinnedVersions(p.repo)
+	if err != nil {
+		return nil, err
+	}
+	v, err := chooseVersion(pinned, want)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{paths: p, cfg: cfg, version: v, feat: featuresOf(v.minor)}
+	cfg.Logf("Kubernetes %s, etcd %s (native sidecars: %v)", v.Kube, v.Etcd, c.feat.NativeSidecars)
 	if err := c.start(); err != nil {
 		if stopErr := c.Stop(); stopErr != nil {
 			cfg.Logf("stopping after a failed start: %v", stopErr)
@@ -82,11 +104,12 @@ func (c *Cluster) start() error {
 	if err := mkdirs(c.bin, c.logs); err != nil {
 		return err
 	}
-	if err := c.phase("apt", func() error { return ensurePackages(c.cfg.Logf) }); err != nil {
+	pkgs := append(append([]string(nil), debianPackages...), c.cfg.Packages...)
+	if err := c.phase("apt", func() error { return ensurePackages(c.cfg.Logf, pkgs) }); err != nil {
 		return err
 	}
 	err := c.phase("build", func() (err error) {
-		if c.binDir, err = buildComponents(c.paths, c.cfg.Logf); err != nil {
+		if c.binDir, err = buildComponents(c.paths, c.version, c.cfg.Logf); err != nil {
 			return err
 		}
 		return buildTools(c.paths)
@@ -126,11 +149,11 @@ func (c *Cluster) startDaemons() error {
 		start func() (*daemon, error)
 	}{
 		{"etcd", func() (*daemon, error) { return startEtcd(c.paths, c.binDir) }},
-		{"kube-apiserver", func() (*daemon, error) { return startAPIServer(c.paths, c.binDir) }},
-		{"kube-controller-manager", func() (*daemon, error) { return startControllerManager(c.paths, c.binDir) }},
-		{"kube-scheduler", func() (*daemon, error) { return startScheduler(c.paths, c.binDir) }},
+		{"kube-apiserver", func() (*daemon, error) { return startAPIServer(c.paths, c.binDir, c.feat) }},
+		{"kube-controller-manager", func() (*daemon, error) { return startControllerManager(c.paths, c.binDir, c.feat) }},
+		{"kube-scheduler", func() (*daemon, error) { return startScheduler(c.paths, c.binDir, c.feat) }},
 		{"containerd", func() (*daemon, error) { return startContainerd(c.paths) }},
-		{"kubelet", func() (*daemon, error) { return startKubelet(c.paths, c.binDir) }},
+		{"kubelet", func() (*daemon, error) { return startKubelet(c.paths, c.binDir, c.feat) }},
 	}
 	for _, s := range steps {
 		start := time.Now()
@@ -198,6 +221,16 @@ func (c *Cluster) Client() kubernetes.Interface { return c.client }
 
 // BinDir is the folder holding the cluster's binaries, kubectl among them.
 func (c *Cluster) BinDir() string { return c.binDir }
+
+// Version is the Kubernetes release running, e.g. v1.37.2.
+func (c *Cluster) Version() Version { return c.version }
+
+// Features are what this version has that the tests depend on.
+func (c *Cluster) Features() Features { return c.feat }
+
+// NativeSidecars says whether init containers with restartPolicy Always run
+// as sidecars here; where they do not, such a Pod stays Pending.
+func (c *Cluster) NativeSidecars() bool { return c.feat.NativeSidecars }
 
 // Stop stops everything Start started, by PID and in reverse order, after
 // deleting every Pod through the API so that the kubelet stops them

@@ -15,7 +15,7 @@ import (
 
 func TestOurs(t *testing.T) {
 	p := paths{base: "/var/lib/job-signal-e2e", cache: "/root/.cache/job-signal-e2e"}
-	bin := p.cache + "/k8s-v1.34.4-etcd-v3.6.4/"
+	bin := p.cache + "/k8s-v1.37.2-etcd-v3.7.0/"
 	for _, tc := range []struct {
 		cmdline string
 		want    bool
@@ -36,25 +36,92 @@ func TestOurs(t *testing.T) {
 	}
 }
 
-func TestVersions(t *testing.T) {
+// TestPinnedVersions reads the modules below e2e/kubernetes/ as pin.sh
+// writes them (after go mod tidy: both requirements indirect).
+func TestPinnedVersions(t *testing.T) {
 	repo := t.TempDir()
-	dir := filepath.Join(repo, "e2e", "kubelet")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := func(text string) {
+	write := func(minor, text string) {
+		dir := filepath.Join(kubernetesDir(repo), minor)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("module x\n\nrequire (\n\tgo.etcd.io/etcd/server/v3 v3.6.4 // indirect\n\tk8s.io/kubernetes v1.34.4 // indirect\n)\n")
-	kube, etcd, err := versions(paths{repo: repo})
-	if err != nil || kube != "v1.34.4" || etcd != "v3.6.4" {
-		t.Fatalf("versions = %q, %q, %v; want v1.34.4, v3.6.4", kube, etcd, err)
+	if _, err := pinnedVersions(repo); err == nil || !strings.Contains(err.Error(), "no Kubernetes version is pinned") {
+		t.Fatalf("no module: want an error saying none is pinned, got %v", err)
 	}
-	write("module x\n\nrequire k8s.io/kubernetes v1.34.4\n")
-	if _, _, err := versions(paths{repo: repo}); err == nil || !strings.Contains(err.Error(), "go.etcd.io/etcd/server/v3") {
+	write("v1.37", "module x\n\nrequire (\n\tgo.etcd.io/etcd/server/v3 v3.7.0 // indirect\n\tk8s.io/kubernetes v1.37.2 // indirect\n)\n")
+	write("v1.30", "module y\n\nrequire (\n\tgo.etcd.io/etcd/server/v3 v3.5.10 // indirect\n\tk8s.io/kubernetes v1.30.14 // indirect\n)\n")
+	got, err := pinnedVersions(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Kube != "v1.30.14" || got[0].Etcd != "v3.5.10" || got[1].Kube != "v1.37.2" || got[1].Etcd != "v3.7.0" || got[1].Minor() != 37 {
+		t.Fatalf("pinnedVersions = %+v; want v1.30.14/v3.5.10 then v1.37.2/v3.7.0", got)
+	}
+	if got[1].Module != filepath.Join(kubernetesDir(repo), "v1.37") {
+		t.Errorf("module folder %s", got[1].Module)
+	}
+	write("v1.38", "module z\n\nrequire k8s.io/kubernetes v1.38.0\n")
+	if _, err := pinnedVersions(repo); err == nil || !strings.Contains(err.Error(), "go.etcd.io/etcd/server/v3") {
 		t.Fatalf("want an error naming the missing etcd requirement, got %v", err)
+	}
+}
+
+func TestChooseVersion(t *testing.T) {
+	pinned := []Version{{Kube: "v1.30.14", minor: 30, patch: 14}, {Kube: "v1.37.2", minor: 37, patch: 2}}
+	for _, tc := range []struct{ want, got, err string }{
+		{"", "v1.37.2", ""}, // the newest
+		{"v1.30.14", "v1.30.14", ""},
+		{"1.30.14", "v1.30.14", ""},
+		{"v1.30", "v1.30.14", ""},
+		{"1.37", "v1.37.2", ""},
+		{"v1.30.13", "", "not pinned (pinned: v1.30.14, v1.37.2)"},
+		{"v1.3", "", "not pinned"},
+		{"latest", "", "not pinned"},
+	} {
+		v, err := chooseVersion(pinned, tc.want)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("chooseVersion(%q) = %v, %v; want an error containing %q", tc.want, v, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || v.Kube != tc.got {
+			t.Errorf("chooseVersion(%q) = %v, %v; want %s", tc.want, v, err, tc.got)
+		}
+	}
+}
+
+func TestFeaturesOf(t *testing.T) {
+	for _, tc := range []struct {
+		minor int
+		want  Features
+	}{
+		{30, Features{NativeSidecars: false, FeatureGates: "SidecarContainers=false"}},
+		{32, Features{NativeSidecars: false, FeatureGates: "SidecarContainers=false", FailCgroupV1Field: true, JobVerdictFirst: true}},
+		{33, Features{NativeSidecars: true, FailCgroupV1Field: true, JobVerdictFirst: true}},
+		{37, Features{NativeSidecars: true, FailCgroupV1Field: true, JobVerdictFirst: true}},
+	} {
+		if got := featuresOf(tc.minor); got != tc.want {
+			t.Errorf("featuresOf(%d) = %+v, want %+v", tc.minor, got, tc.want)
+		}
+	}
+}
+
+// TestKubeletConfig: the 1.30 kubelet rejects failCgroupV1, later ones
+// need it on this machine; the feature gates go into the configuration.
+func TestKubeletConfig(t *testing.T) {
+	p := paths{base: "/var/lib/job-signal-e2e", cgroups: "/job-signal-e2e"}
+	old := kubeletConfig(p, featuresOf(30))
+	if strings.Contains(old, "failCgroupV1") || !strings.Contains(old, "featureGates:\n  SidecarContainers: false\n") {
+		t.Errorf("1.30's configuration:\n%s", old)
+	}
+	now := kubeletConfig(p, featuresOf(37))
+	if !strings.Contains(now, "failCgroupV1: false\n") || strings.Contains(now, "featureGates") {
+		t.Errorf("1.37's configuration:\n%s", now)
 	}
 }
 

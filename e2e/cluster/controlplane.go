@@ -31,10 +31,10 @@ func startEtcd(p paths, bin string) (*daemon, error) {
 
 // startAPIServer starts kube-apiserver on 127.0.0.1 with the suite's
 // certificates. Every default admission plugin stays on, including
-// MutatingAdmissionWebhook (issue 11's webhook runs against this cluster).
-func startAPIServer(p paths, bin string) (*daemon, error) {
+// MutatingAdmissionWebhook (the webhook runs against this cluster).
+func startAPIServer(p paths, bin string, f Features) (*daemon, error) {
 	pki := p.pki()
-	return startDaemon(p, "kube-apiserver", filepath.Join(p.logs, "kube-apiserver.log"), filepath.Join(bin, "kube-apiserver"),
+	args := withGates(f,
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdPort),
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiserverPort),
 		// The kubernetes Service's endpoints cannot be a loopback address:
@@ -57,13 +57,22 @@ func startAPIServer(p paths, bin string) (*daemon, error) {
 		"--allow-privileged=true",
 		"--profiling=false",
 	)
+	return startDaemon(p, "kube-apiserver", filepath.Join(p.logs, "kube-apiserver.log"), append([]string{filepath.Join(bin, "kube-apiserver")}, args...)...)
+}
+
+// withGates adds the version's feature gates to a component's flags.
+func withGates(f Features, args ...string) []string {
+	if f.FeatureGates != "" {
+		args = append(args, "--feature-gates="+f.FeatureGates)
+	}
+	return args
 }
 
 // startController starts the controller manager or the scheduler: both
 // talk to the API server as the identity of their kubeconfig (also for
 // checking who calls their /healthz), serve on 127.0.0.1 with a
 // certificate they sign themselves, and run alone (no leader election).
-func startController(p paths, bin, name, identity string, port int, extra ...string) (*daemon, error) {
+func startController(p paths, bin string, f Features, name, identity string, port int, extra ...string) (*daemon, error) {
 	kc := filepath.Join(p.pki(), identity+".kubeconfig")
 	args := append([]string{
 		"--kubeconfig=" + kc, "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
@@ -71,13 +80,13 @@ func startController(p paths, bin, name, identity string, port int, extra ...str
 		"--cert-dir=" + filepath.Join(p.base, identity),
 		"--leader-elect=false", "--profiling=false",
 	}, extra...)
-	return startDaemon(p, name, filepath.Join(p.logs, name+".log"), append([]string{filepath.Join(bin, name)}, args...)...)
+	return startDaemon(p, name, filepath.Join(p.logs, name+".log"), append([]string{filepath.Join(bin, name)}, withGates(f, args...)...)...)
 }
 
 // startControllerManager starts the controllers (the Job, CronJob, TTL,
 // garbage collector, namespace and service-account ones among them).
-func startControllerManager(p paths, bin string) (*daemon, error) {
-	return startController(p, bin, "kube-controller-manager", "controller-manager", controllerMgrPort,
+func startControllerManager(p paths, bin string, f Features) (*daemon, error) {
+	return startController(p, bin, f, "kube-controller-manager", "controller-manager", controllerMgrPort,
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file="+filepath.Join(p.pki(), "sa.key"),
 		"--root-ca-file="+filepath.Join(p.pki(), "ca.crt"),
@@ -87,8 +96,8 @@ func startControllerManager(p paths, bin string) (*daemon, error) {
 }
 
 // startScheduler starts the scheduler, which binds every Pod to the Node.
-func startScheduler(p paths, bin string) (*daemon, error) {
-	return startController(p, bin, "kube-scheduler", "scheduler", schedulerPort)
+func startScheduler(p paths, bin string, f Features) (*daemon, error) {
+	return startController(p, bin, f, "kube-scheduler", "scheduler", schedulerPort)
 }
 
 // selfSigned reaches the controller manager's and the scheduler's /healthz:

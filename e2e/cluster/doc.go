@@ -1,7 +1,8 @@
 // Package cluster starts and stops a real one-node Kubernetes cluster on
 // this machine, for end-to-end tests: etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler and a kubelet registered as Node
-// "localhost", built from the pinned module in e2e/kubelet (cached by
+// "localhost", of one of the Kubernetes versions pinned below
+// e2e/kubernetes/ (the newest by default; built from its module, cached by
 // version), with Debian's containerd and runc. Everything listens on
 // 127.0.0.1, certificates are generated at start, state lives below one
 // folder (/var/lib/job-signal-e2e) and every process in one cgroup

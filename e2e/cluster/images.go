@@ -35,6 +35,10 @@ type Image struct {
 	Cmd        []string
 	Env        []string
 	User       string
+	// StopSignal is the signal the runtime stops the container with (a
+	// Dockerfile's STOPSIGNAL, e.g. SIGUSR1 for haproxy's image); default
+	// SIGTERM.
+	StopSignal string
 }
 
 // WriteArchive writes img as "docker save" does: the layer tar, the
@@ -48,14 +52,16 @@ func WriteArchive(file string, img Image) error {
 	}
 	sum := sha256.Sum256(layer)
 	diffID := "sha256:" + hex.EncodeToString(sum[:])
+	settings := map[string]any{"Entrypoint": img.Entrypoint, "Cmd": img.Cmd, "Env": img.Env, "User": img.User}
+	if img.StopSignal != "" {
+		settings["StopSignal"] = img.StopSignal
+	}
 	config, err := json.Marshal(map[string]any{
 		"architecture": runtime.GOARCH,
 		"os":           "linux",
 		"created":      time.Unix(0, 0).UTC(),
-		"config": map[string]any{
-			"Entrypoint": img.Entrypoint, "Cmd": img.Cmd, "Env": img.Env, "User": img.User,
-		},
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{diffID}},
+		"config":       settings,
+		"rootfs":       map[string]any{"type": "layers", "diff_ids": []string{diffID}},
 	})
 	if err != nil {
 		return err

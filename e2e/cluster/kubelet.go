@@ -5,13 +5,27 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
 // kubeletConfig is the kubelet's configuration: registered with the API
 // server as Node localhost, listening on 127.0.0.1 only, accepting the API
 // server's client certificate (logs, exec) and nobody else's.
-func kubeletConfig(p paths) string {
+func kubeletConfig(p paths, f Features) string {
+	var extra strings.Builder
+	if f.FailCgroupV1Field {
+		// This machine has the cgroup v1 hierarchy; from 1.35 the kubelet
+		// runs on it only if asked.
+		extra.WriteString("failCgroupV1: false\n")
+	}
+	if f.FeatureGates != "" {
+		extra.WriteString("featureGates:\n")
+		for _, gate := range strings.Split(f.FeatureGates, ",") {
+			name, value, _ := strings.Cut(gate, "=")
+			fmt.Fprintf(&extra, "  %s: %s\n", name, value)
+		}
+	}
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 containerRuntimeEndpoint: unix://%[1]s
@@ -19,8 +33,6 @@ imageServiceEndpoint: unix://%[1]s
 cgroupDriver: cgroupfs
 # Every Pod's cgroup lives below the suite's own cgroup.
 cgroupRoot: %[2]s
-# This machine has the cgroup v1 hierarchy; 1.34 still runs on it if asked.
-failCgroupV1: false
 failSwapOn: false
 enforceNodeAllocatable: []
 address: 127.0.0.1
@@ -47,17 +59,17 @@ evictionHard:
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 `, p.containerdSock(), p.cgroups+"/pods", kubeletPort, kubeletHealthz,
-		filepath.Join(p.pki(), "ca.crt"), clusterDNS, p.podLogs())
+		filepath.Join(p.pki(), "ca.crt"), clusterDNS, p.podLogs()) + extra.String()
 }
 
 // startKubelet writes its configuration and starts it, returning once its
 // health endpoint answers (the Node's readiness is checked through the API).
-func startKubelet(p paths, bin string) (*daemon, error) {
+func startKubelet(p paths, bin string, f Features) (*daemon, error) {
 	if err := mkdirs(p.kubeletRoot(), p.podLogs()); err != nil {
 		return nil, err
 	}
 	cfg := filepath.Join(p.kubeletRoot(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte(kubeletConfig(p)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(kubeletConfig(p, f)), 0o644); err != nil {
 		return nil, err
 	}
 	d, err := startDaemon(p, "kubelet", filepath.Join(p.logs, "kubelet.log"), filepath.Join(bin, "kubelet"),
