@@ -1,18 +1,15 @@
-// Package cli holds what job-signal and sidecar-watch share as programs:
-// parsing with kong, logging with slog, and the one place where errors
-// become exit codes.
+// Package cli holds what job-signal's programs share as programs: parsing
+// with kong (Main, for all four front ends), logging with slog, and the one
+// place where errors become exit codes. wrapper.go holds what only the two
+// wrappers, job-signal and sidecar-watch, need.
 package cli
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 
 	"github.com/alecthomas/kong"
 )
@@ -92,57 +89,6 @@ type Env struct {
 	// Signals receives the signals a wrapper forwards, caught from the
 	// very start of the program (see CatchSignals).
 	Signals chan os.Signal
-}
-
-// CaughtSignals returns Env.Signals when Main caught them already, and
-// otherwise starts catching sigs now; stop undoes what it started.
-func (e *Env) CaughtSignals(sigs []os.Signal) (signals chan os.Signal, stop func()) {
-	if e.Signals != nil {
-		return e.Signals, func() {}
-	}
-	return CatchSignals(sigs)
-}
-
-// CatchSignals starts catching the signals a wrapper forwards, before the
-// command line is even parsed: a SIGTERM in the first milliseconds must
-// not kill the wrapper before it can record the job's end. The returned
-// function stops catching.
-func CatchSignals(sigs []os.Signal) (chan os.Signal, func()) {
-	ch := make(chan os.Signal, 16)
-	signal.Notify(ch, sigs...)
-	return ch, func() { signal.Stop(ch) }
-}
-
-// Catching is signal catching being set up in the background.
-type Catching struct {
-	done chan struct{}
-	ch   chan os.Signal
-	stop func()
-}
-
-// CatchSignalsSoon is CatchSignals in a goroutine of its own: the runtime
-// enables each signal with a round trip to its signal thread, and the
-// caller's own start-up goes on meanwhile. Signals waits until they are
-// caught.
-func CatchSignalsSoon(sigs []os.Signal) *Catching {
-	c := &Catching{done: make(chan struct{})}
-	go func() {
-		c.ch, c.stop = CatchSignals(sigs)
-		close(c.done)
-	}()
-	return c
-}
-
-// Signals returns the channel the signals arrive on, once they are caught.
-func (c *Catching) Signals() chan os.Signal {
-	<-c.done
-	return c.ch
-}
-
-// Stop stops catching (once they are caught).
-func (c *Catching) Stop() {
-	<-c.done
-	c.stop()
 }
 
 // exitPanic is how kong's exit (after --help) unwinds back to Main.
@@ -290,43 +236,4 @@ func (fl Flags) logFormat(args []string) string {
 // the command line asks for, and returns the usage exit code.
 func ReportUsage(program string, grammar any, args []string, stderr io.Writer, err error) int {
 	return Report(program, FlagsOf(grammar).logFormat(args), stderr, Exit(ExitUsage, err))
-}
-
-// DirError describes a problem with the shared directory and what to do
-// about it: a permission problem comes from containers running as
-// different users.
-func DirError(dir string, err error) error {
-	if errors.Is(err, fs.ErrPermission) {
-		return fmt.Errorf("--dir %s: %w (uid %d cannot write it: when the Pod's containers run as different users, set the Pod's securityContext.fsGroup, or use the emptyDir's root as --dir, which every user can write)", dir, err, os.Getuid())
-	}
-	return fmt.Errorf("--dir %s: %w", dir, err)
-}
-
-// Command returns the wrapped command from a passthrough argument: kong
-// keeps a leading "--" in the slice.
-func Command(args []string) []string {
-	if len(args) > 0 && args[0] == "--" {
-		return args[1:]
-	}
-	return args
-}
-
-// TerminationLog writes a one-line summary for Kubernetes to show as the
-// container's termination message. It is best effort: the file exists only
-// in a container, and an error is only logged.
-func TerminationLog(path, message string, log *slog.Logger) {
-	if path == "" {
-		return
-	}
-	// Never create it, follow a link, or block on a FIFO: it is the
-	// kubelet's file or nothing.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		log.Debug("termination log not written", "path", path, "err", err)
-		return
-	}
-	defer f.Close()
-	if _, err := io.WriteString(f, strings.TrimSpace(message)+"\n"); err != nil {
-		log.Debug("termination log not written", "path", path, "err", err)
-	}
 }

@@ -17,6 +17,9 @@
 // answers only after that succeeded.
 package resolve
 
+// This file is a little over 300 lines: the lookup, its cache and the
+// credential check in front of the cache are one piece, read together.
+
 import (
 	"context"
 	"errors"
