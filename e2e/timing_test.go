@@ -15,18 +15,37 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// timingVariants are the Jobs TestJobCompletionOursVsNative runs in turns:
-// the same main with one sidecar wrapped by job-signal, with a native
-// sidecar, alone (the floor: no sidecar at all), and alone after the
-// install init container of the wrapped Job's layout.
+// timingVariants are the Jobs TestJobCompletionOursVsNative runs in turns,
+// each with main running the script it is given: with one sidecar wrapped
+// by job-signal, with a native sidecar, alone (the floor: no sidecar at
+// all), and alone after the install init container of the wrapped Job's
+// layout.
 var timingVariants = [...]struct {
 	name string
-	job  func(name string) *batchv1.Job
+	job  func(name, main string) *batchv1.Job
 }{
-	{"ours", func(name string) *batchv1.Job { return oneSidecar(name, shortMain).job() }},
-	{"native", func(name string) *batchv1.Job { return baselineJob(name, true) }},
-	{"nosidecar", noSidecarJob},
-	{"installonly", installOnlyJob},
+	{"ours", func(name, main string) *batchv1.Job { return oneSidecar(name, main).job() }},
+	{"native", func(name, main string) *batchv1.Job { return withMain(baselineJob(name, true), main) }},
+	{"nosidecar", func(name, main string) *batchv1.Job { return withMain(noSidecarJob(name), main) }},
+	{"installonly", func(name, main string) *batchv1.Job { return withMain(installOnlyJob(name), main) }},
+}
+
+// timingMain is the main of every timed Job: two seconds of work and a
+// part of a second drawn at random in each run. The kubelet sees a
+// container's exit at its next relist, once a second. A Pod with an init
+// container starts main just after the relist that saw the init container
+// end, so a main that always ran exactly 2 s would end at the same point of
+// that cycle in every round, just after a relist: such Pods (job-signal's
+// layout among them) would be timed at their worst phase every time, and
+// Pods without one at a random phase. Real jobs do not run for whole
+// seconds; with the fraction drawn at random every variant is timed over
+// the whole cycle.
+const timingMain = `echo main working; sleep 2.$(printf %03d $((RANDOM % 1000))); echo main done`
+
+// withMain is job with its first container (main) running script.
+func withMain(job *batchv1.Job, script string) *batchv1.Job {
+	job.Spec.Template.Spec.Containers[0].Command = []string{"sh", "-c", script}
+	return job
 }
 
 // TestJobCompletionOursVsNative measures, on this cluster, the timing
@@ -54,7 +73,7 @@ func TestJobCompletionOursVsNative(t *testing.T) {
 			if variant.name == "native" && !kube.NativeSidecars() {
 				continue
 			}
-			d := s.timeJob(variant.job(fmt.Sprintf("%s-%d", variant.name, i)), variant.name)
+			d := s.timeJob(variant.job(fmt.Sprintf("%s-%d", variant.name, i), timingMain), variant.name)
 			succeeded[v] = append(succeeded[v], d.exitToSucceeded)
 			exit[v], create[v] = append(exit[v], d.exitToComplete), append(create[v], d.createToComplete)
 		}
