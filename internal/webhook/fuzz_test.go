@@ -30,8 +30,12 @@ import (
 )
 
 // FuzzMutate sends arbitrary bodies to the /mutate handler: it answers
-// 400 or an AdmissionReview that allows the Pod with a patch that applies
-// to the object, never panics, and answers within its time limit.
+// 400 or an AdmissionReview for the request's uid, never panics, and
+// answers within its time limit. The review allows the Pod with a patch
+// that applies to the object, or denies it for now (503, 429 when busy)
+// with one short line: the registry lookups fail here (no network), which
+// may pass, and a Pod of more than one container is then not admitted
+// without job-signal.
 func FuzzMutate(f *testing.F) {
 	always := corev1.ContainerRestartPolicyAlways
 	seeds := []*corev1.Pod{
@@ -80,8 +84,16 @@ func FuzzMutate(f *testing.F) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
 			t.Fatalf("answer %s: %v", rec.Body, err)
 		}
-		if out.Response.UID != in.Request.UID || !out.Response.Allowed {
+		if out.Response.UID != in.Request.UID {
 			t.Fatalf("answer %+v for uid %q", out.Response, in.Request.UID)
+		}
+		if !out.Response.Allowed {
+			r := out.Response.Result
+			if r == nil || (r.Code != http.StatusServiceUnavailable && r.Code != http.StatusTooManyRequests) ||
+				len(r.Message) > 2048 || strings.ContainsAny(r.Message, "\n\r") || len(in.Request.Object.Raw) == 0 {
+				t.Fatalf("a denial that is not for now, or not one short line: %+v", out.Response)
+			}
+			return
 		}
 		if out.Response.Patch != nil {
 			webhooktest.Apply(t, in.Request.Object.Raw, out.Response)
