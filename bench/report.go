@@ -104,7 +104,8 @@ const method = `
   1,000 Jobs (each a main container and a classic sidecar with commands, a comment and a wait-for annotation).
 - Cluster: the e2e suite's TestJobCompletionOursVsNative (see e2e/README.md) on a one-node cluster (etcd, API
   server, controller manager, scheduler, kubelet) of each pinned Kubernetes version, one after the other: the same
-  main with one sidecar wrapped by job-signal, with a native sidecar (where the cluster has them), and alone, in
+  main (2 s and a random part of a second) with one sidecar wrapped by job-signal, with a native sidecar (where
+  the cluster has them), alone, and alone in the wrapped Job's layout (after its install init container), in
   turns; from the main container's exit (the runtime's nanosecond timestamp, through the CRI) to the watch
   delivering the Pod's Succeeded phase and the Job's Complete condition, and from just before the Job's create
   request to the latter. The oldest version runs with the feature gate SidecarContainers=false: a cluster
