@@ -1,6 +1,6 @@
 //go:build e2e
 
-// This file is a little over 300 lines: a test's namespace (space) and its
+// long because a test's namespace (space) and its
 // Job and Pod waits are one piece, read together.
 
 package e2e

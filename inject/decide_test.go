@@ -1,5 +1,5 @@
-// This file is a little over 300 lines: it is the table of what inject
-// derives from probes, args and images, one case a row, read as one table.
+// long because it is the table of what inject derives from probes, args
+// and images, one case a row, read as one table.
 
 package inject
 

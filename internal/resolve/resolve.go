@@ -1,3 +1,6 @@
+// long because the lookup, its cache and the credential check in front of
+// the cache are one piece, read together.
+
 // Package resolve looks up the ENTRYPOINT and CMD of container images in
 // their registries (the OCI distribution API, through go-containerregistry),
 // for the containers an inject.Plan needs.
@@ -16,9 +19,6 @@
 // caller's credentials, for a tag and for a digest alike, and the cache
 // answers only after that succeeded.
 package resolve
-
-// This file is a little over 300 lines: the lookup, its cache and the
-// credential check in front of the cache are one piece, read together.
 
 import (
 	"context"
