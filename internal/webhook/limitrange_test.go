@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/job-signal/job-signal/inject"
-	"github.com/job-signal/job-signal/internal/version"
 )
 
 func list(pairs ...string) corev1.ResourceList {
@@ -81,16 +80,8 @@ func TestFitLimitRanges(t *testing.T) {
 				{Name: "proxy", Image: "busybox", Command: []string{"/proxy"}, Resources: tc.containers},
 			}}}
 			raw, _ := json.Marshal(before)
-			plan, err := inject.Prepare(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := plan.Inject(nil, version.Image)
-			if err != nil {
-				t.Fatal(err)
-			}
 			// As the webhook does it: fitted, written into the ops, applied.
-			ops, err := fitOps(raw, before, res.Ops, tc.ranges)
+			ops, err := fitOps(raw, before, injectOps(t, raw), tc.ranges)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)

@@ -19,17 +19,6 @@ import (
 func TestAnnotationsAfter(t *testing.T) {
 	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{
 		{Name: "job", Image: "busybox", Command: []string{"/job"}}, {Name: "proxy", Image: "busybox", Command: []string{"/proxy"}}}}
-	inject1 := func(raw []byte) []inject.Op {
-		plan, err := inject.Prepare(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := plan.Inject(nil, version.Image)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Ops
-	}
 	pod := func(meta *metav1.ObjectMeta) []byte {
 		doc := map[string]any{"spec": spec}
 		if meta != nil {
@@ -39,7 +28,7 @@ func TestAnnotationsAfter(t *testing.T) {
 		return b
 	}
 	first := pod(&metav1.ObjectMeta{Annotations: map[string]string{"a": "b"}})
-	injected, err := inject.Apply(first, inject1(first))
+	injected, err := inject.Apply(first, injectOps(t, first))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +44,7 @@ func TestAnnotationsAfter(t *testing.T) {
 	} {
 		var before corev1.Pod
 		json.Unmarshal(raw, &before)
-		ops := inject1(raw)
+		ops := injectOps(t, raw)
 		patched, err := inject.Apply(raw, ops)
 		if err != nil {
 			t.Fatal(err)
@@ -66,4 +55,19 @@ func TestAnnotationsAfter(t *testing.T) {
 			t.Errorf("%s: counted %v, the API server gets %v", name, got, after.Annotations)
 		}
 	}
+}
+
+// injectOps is inject's ops for the Pod raw, every command given (no
+// lookup), as the webhook plans them before its own checks.
+func injectOps(t *testing.T, raw []byte) []inject.Op {
+	t.Helper()
+	plan, err := inject.Prepare(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := plan.Inject(nil, version.Image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Ops
 }
