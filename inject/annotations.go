@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	kjson "sigs.k8s.io/json"
+
 	"github.com/job-signal/job-signal/internal/sidecarspec"
 	"github.com/job-signal/job-signal/signalfs/sidecarname"
 )
@@ -187,3 +189,40 @@ func checkExec(v string) error { _, err := sidecarspec.Exec(v); return err }
 func checkSignal(v string) error { _, err := sidecarspec.StopSignal(v); return err }
 
 func checkRestart(v string) error { return sidecarspec.Restart(v) }
+
+// AnnotateOps sets the annotation name of the object raw to value:
+// for what a front end records in an object inject has not planned (the
+// webhook's reason for a Pod it admits without job-signal). Metadata and
+// annotations are created when absent or null; raw is read for nothing
+// else.
+func AnnotateOps(raw []byte, name, value string) []Op {
+	var obj struct {
+		Metadata *struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	metadata, annotations := absent, absent
+	if kjson.UnmarshalCaseSensitivePreserveInts(raw, &obj); obj.Metadata != nil {
+		metadata = present
+		if obj.Metadata.Annotations != nil {
+			annotations = present
+		}
+	}
+	return annotationOps(metadata, annotations, Fields{{name, value}})
+}
+
+// annotationOps sets the annotations all, given whether metadata and its
+// annotations are present.
+func annotationOps(metadata, annotations presence, all Fields) []Op {
+	switch {
+	case metadata != present:
+		return []Op{{Op: "add", Path: "/metadata", Value: Fields{{"annotations", all}}}}
+	case annotations != present:
+		return []Op{{Op: "add", Path: "/metadata/annotations", Value: all}}
+	}
+	ops := make([]Op, len(all))
+	for i, f := range all {
+		ops[i] = Op{Op: "add", Path: Pointer("metadata", "annotations", f.Key), Value: f.Value}
+	}
+	return ops
+}

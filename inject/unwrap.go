@@ -136,17 +136,7 @@ func addAnnotations(t *template, set map[string]string) []Op {
 	for i, k := range keys {
 		all[i] = Field{Prefix + k, set[k]}
 	}
-	switch {
-	case t.metadata != present:
-		return []Op{{Op: "add", Path: "/metadata", Value: Fields{{"annotations", all}}}}
-	case t.annState != present:
-		return []Op{{Op: "add", Path: "/metadata/annotations", Value: all}}
-	}
-	ops := make([]Op, len(all))
-	for i, f := range all {
-		ops[i] = Op{Op: "add", Path: Pointer("metadata", "annotations", f.Key), Value: f.Value}
-	}
-	return ops
+	return annotationOps(t.metadata, t.annState, all)
 }
 
 // wrapper returns "job-signal" or "sidecar-watch" when program is one of

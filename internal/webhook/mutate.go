@@ -177,7 +177,7 @@ func (c *Config) answer(uid types.UID, raw []byte, pod *corev1.Pod, err error, l
 		if annotationsSize(pod.Annotations)+len(inject.AnnotationSkipped)+len(reason) > totalAnnotationLimit {
 			log.Warn("the reason is not recorded in the Pod: its annotations are at the API server's limit")
 		} else {
-			setPatch(resp, skipPatch(raw, reason), log)
+			setPatch(resp, inject.AnnotateOps(raw, inject.AnnotationSkipped, reason), log)
 		}
 	}
 	return resp, skipped, f.class

@@ -197,20 +197,3 @@ func (c *Config) keychain(ctx context.Context, namespace string, pod *corev1.Pod
 	}
 	return authn.NewMultiKeychain(k, authn.DefaultKeychain), notes, nil
 }
-
-// skipPatch only records why the Pod was not injected, creating metadata
-// or its annotations when raw lacks them.
-func skipPatch(raw []byte, reason string) []inject.Op {
-	var pod struct {
-		Metadata *struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-	}
-	switch kjson.UnmarshalCaseSensitivePreserveInts(raw, &pod); {
-	case pod.Metadata == nil:
-		return []inject.Op{{Op: "add", Path: "/metadata", Value: map[string]any{"annotations": map[string]string{inject.AnnotationSkipped: reason}}}}
-	case pod.Metadata.Annotations == nil:
-		return []inject.Op{{Op: "add", Path: "/metadata/annotations", Value: map[string]string{inject.AnnotationSkipped: reason}}}
-	}
-	return []inject.Op{{Op: "add", Path: inject.Pointer("metadata", "annotations", inject.AnnotationSkipped), Value: reason}}
-}
