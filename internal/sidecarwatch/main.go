@@ -2,13 +2,13 @@
 // command, reports it ready, and stops it (its whole process group) when
 // the job run by job-signal is done, then exits 0 so the Pod can succeed.
 //
-// Who does what (see also ARCHITECTURE.md): one event loop owns all the
-// state, and its phases are waiting (the first scan, the --after
-// sidecars), running, stoppingAfter (the --stop-after sidecars) and
-// stopping.
+// Who does what (see also ARCHITECTURE.md, whose table of states and
+// transitions state.go follows): one event loop owns all the state, one
+// value of state.go's life, and changes it only through its pure next.
 //
 //	main.go     flags and their checks, Main
-//	loop.go     the state, set-up, and the one select: what happens on each event
+//	state.go    the state and its transitions (pure)
+//	loop.go     the loop's fields, set-up, and the one select: what happens on each event
 //	handle.go   the handlers of the events
 //	decide.go   pure decisions: when the sidecar stops (the job's view), what a
 //	            signal means, what follows the command's own exit
