@@ -18,7 +18,9 @@ export CGO_ENABLED := 0
 all: build
 
 help:
-	@echo 'make demo        a job and three sidecars on this machine, with what happens and when'
+	@echo 'make demo        a job and three sidecars on this machine, with what happens and when, in three scenes:'
+	@echo '                 the job succeeds, fails (exit 3), is SIGKILLed; exits 0 when each Pod ends as it should'
+	@echo '                 SCENE=success|fail|kill: one scene, and the exit status is its Pod verdict (Failed: make fails)'
 	@echo 'make test        vet, unit and CLI tests with the race detector, bounded fuzzing (~5 min cold)'
 	@echo 'make build       the binaries into bin/: job-signal, sidecar-watch, kubectl-job_signal, job-signal-webhook'
 	@echo 'make e2e         a one-node Kubernetes cluster here, the examples and Job cases through its API (root);'
@@ -37,10 +39,11 @@ build:
 # A local demo: a job and its sidecars in a temporary directory, with
 # what happens and when. It needs only the two programs that go into Pods
 # (the plugin and the webhook pull in client-go and more), built with the
-# demo in one go build.
+# demo in one go build. SCENE picks one scene (success, fail, kill).
+SCENE ?= all
 demo:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/job-signal ./cmd/sidecar-watch ./cmd/job-signal-demo
-	$(BIN)/job-signal-demo -bin $(BIN)
+	$(BIN)/job-signal-demo -bin $(BIN) -scene $(SCENE)
 
 test: vet unit fuzz
 

@@ -126,7 +126,7 @@ func instructions(argv []string) (int64, error) {
 var profileParts = []struct{ what, function string }{
 	{"job.lock", "jobsignal.lockEarly"},
 	{"catching signals", "cli.CatchSignalsSoon.func1"},
-	{"parsing the command line", "cli.ParseQuick"},
+	{"parsing the command line", "cli.Flags.Scan|cli.newParser|kong.(*Kong).Parse"},
 	{"job.state (read once; written at start, when COMMAND starts and when it ends; the success marker written ahead)",
 		"jobsignal.(*runner).write|jobsignal.(*runner).reserveSuccess|signalfs.(*Dir).ReadJob"},
 	{"fork and exec of COMMAND", "proc.Start"},
@@ -211,25 +211,25 @@ func (b *bench) startupAnalysis() string {
 	fmt.Fprintf(&out, "\n## Where the time goes\n\n")
 	fmt.Fprintf(&out, "Start-up (p50, fork to reaped, all interleaved): `job-signal -- true` takes %s, %.2f× an empty Go program "+
 		"(%s; `true` alone takes %s). A minimal Go wrapper of `true` takes %s (%.2f×): catching six signals, fork, exec "+
-		"and wait add %s to the empty program, the floor of any wrapper written in Go; the target, 2× the empty program, "+
-		"leaves %s over that floor. job-signal adds %s over it "+
+		"and wait add %s to the empty program: the floor of any wrapper written in Go, and the target's: job-signal "+
+		"takes %.2f× it (target ≤ 2×), adding %s "+
 		"(CPU %s → %s, page faults %d → %d): loading its larger binary and initialising its packages, the largest of "+
 		"which is kong's (it compiles a regular expression when initialised), then its run: job.lock, parsing the "+
 		"command line, job.state written at start, when COMMAND starts and when it ends, and the success marker "+
-		"written ahead. `job-signal version` (%s, %d page faults) still builds kong's model of the whole command "+
-		"line; the run path does not. On this machine a page fault costs microseconds: each page of the binary, of "+
+		"written ahead. `job-signal version` (%s, %d page faults) builds kong's model of the whole command "+
+		"line, as the run path does: kong is the one parser. On this machine a page fault costs microseconds: each page of the binary, of "+
 		"its data and of the heap touched for the first time is one.\n",
 		human(run), ratio(run, empty), human(empty), human(plain), human(wrapper), ratio(wrapper, empty), human(wrapper-empty),
-		human(2*empty-wrapper), human(run-wrapper),
+		ratio(run, wrapper), human(run-wrapper),
 		human(wrapperCPU), human(runCPU), wrapperFaults, runFaults, human(version), versionFaults)
 	if b.before != "" {
 		beforeRun, beforeCPU, beforeFaults, ok1 := get("start-up: `job-signal -- true` at " + b.before)
 		beforeVersion, _, _, ok2 := get("start-up: `job-signal version` at " + b.before)
 		if ok1 && ok2 {
 			fmt.Fprintf(&out, "\nAt %s, built in the same run, `job-signal -- true` took %s (%.2f× the empty Go program; CPU %s, "+
-				"%d page faults) and `job-signal version` %s: the run path starts %s sooner now, with %s less CPU and %d "+
-				"fewer page faults.%s\n", b.before, human(beforeRun), ratio(beforeRun, empty), human(beforeCPU), beforeFaults,
-				human(beforeVersion), human(beforeRun-run), human(beforeCPU-runCPU), beforeFaults-runFaults, b.sizeThen())
+				"%d page faults; %.2f× the minimal Go wrapper) and `job-signal version` %s: the run path's start-up moved by %s, "+
+				"its CPU by %s and its page faults by %+d.%s\n", b.before, human(beforeRun), ratio(beforeRun, empty), human(beforeCPU), beforeFaults,
+				ratio(beforeRun, wrapper), human(beforeVersion), signed(run-beforeRun), signed(runCPU-beforeCPU), runFaults-beforeFaults, b.sizeThen())
 		}
 	}
 	var counts []string
@@ -249,6 +249,14 @@ func (b *bench) startupAnalysis() string {
 		fmt.Fprintf(&out, "\n%s\n", b.startupParts)
 	}
 	return out.String()
+}
+
+// signed is human with its sign: +1.20 ms, -300 µs.
+func signed(d time.Duration) string {
+	if d < 0 {
+		return "-" + human(-d)
+	}
+	return "+" + human(d)
 }
 
 // sizeThen compares job-signal's binary with the one built at b.before.

@@ -9,4 +9,4 @@ import (
 	"github.com/job-signal/job-signal/internal/demo"
 )
 
-func main() { os.Exit(demo.Main(os.Args[1:])) }
+func main() { os.Exit(demo.Main(os.Args[1:], os.Stdout, os.Stderr)) }

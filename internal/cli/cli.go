@@ -12,6 +12,9 @@ import (
 	"os"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/job-signal/job-signal/internal/version"
+	"github.com/job-signal/job-signal/signalfs"
 )
 
 // Exit codes of the wrappers themselves. A wrapped command's own code is
@@ -108,15 +111,15 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 			panic(p)
 		}
 	}()
-	parser := newParser(program, description, grammar, stdout, stderr)
-	flags := FlagsOf(grammar)
-	if err := flags.MissingValue(args); err != nil {
+	sc := FlagsOf(grammar).Scan(args)
+	if sc.Missing != nil {
 		if onParseError != nil {
-			onParseError(err)
+			onParseError(sc.Missing)
 		}
-		return Report(program, flags.logFormat(args), stderr, &ExitError{Code: ExitUsage, Err: err, Help: fmt.Sprintf("Run '%s --help' for usage.", program)})
+		return Report(program, sc.LogFormat(), stderr, &ExitError{Code: ExitUsage, Err: sc.Missing, Help: fmt.Sprintf("Run '%s --help' for usage.", program)})
 	}
-	kctx, err := parser.Parse(flags.joinValues(args))
+	parser := newParser(program, description, grammar, stdout, stderr)
+	kctx, err := parser.Parse(sc.Kong)
 	var invalid *invalidError
 	if errors.As(err, &invalid) {
 		err = invalid.err // without the command path kong puts first
@@ -128,14 +131,14 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 		// The help of the command the line is for: job-signal's top-level
 		// help does not list run's flags.
 		help := program
-		if first := flags.Scan(args).First; first != "" {
+		if sc.First != "" {
 			for _, c := range parser.Model.Children {
-				if c.Name == first {
-					help += " " + first
+				if c.Name == sc.First {
+					help += " " + sc.First
 				}
 			}
 		}
-		return Report(program, flags.logFormat(args), stderr, &ExitError{Code: ExitUsage, Err: err, Help: fmt.Sprintf("Run '%s --help' for usage.", help)})
+		return Report(program, sc.LogFormat(), stderr, &ExitError{Code: ExitUsage, Err: err, Help: fmt.Sprintf("Run '%s --help' for usage.", help)})
 	}
 	format := "text"
 	if f, ok := grammar.(interface{ Format() string }); ok {
@@ -148,7 +151,13 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 func newParser(program, description string, grammar any, stdout, stderr io.Writer) *kong.Kong {
 	parser, err := kong.New(grammar,
 		kong.Name(program),
-		kong.Description(description),
+		// The description is the model's only when help is printed:
+		// kong interpolates what it is given at every start, and the
+		// description is the longest text of all.
+		kong.Help(func(options kong.HelpOptions, ctx *kong.Context) error {
+			ctx.Model.Help = description
+			return kong.DefaultHelpPrinter(options, ctx)
+		}),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitPanic{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
@@ -161,25 +170,10 @@ func newParser(program, description string, grammar any, stdout, stderr io.Write
 	return parser
 }
 
-// ParseKong parses args into grammar as Main does with kong, and runs
-// nothing: the reference the tests hold ParseQuick to. It returns the
-// selected command's path ("run") or the parse error.
-func ParseKong(program string, grammar any, args []string) (command string, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			if e, ok := p.(exitPanic); ok {
-				err = fmt.Errorf("kong exited with code %d", e.code)
-				return
-			}
-			panic(p)
-		}
-	}()
-	parser := newParser(program, "", grammar, io.Discard, io.Discard)
-	kctx, err := parser.Parse(FlagsOf(grammar).joinValues(args))
-	if err != nil {
-		return "", err
-	}
-	return kctx.Command(), nil
+// Vars are the variables the programs' struct tags may use (${dir},
+// ${image}).
+func Vars(program string) map[string]string {
+	return map[string]string{"dir": signalfs.DefaultDir, "version": program + " " + version.String(), "image": version.Image}
 }
 
 // invalidError is a Validate hook's error.
@@ -226,14 +220,9 @@ func Report(program, format string, stderr io.Writer, err error) int {
 	return exit.Code
 }
 
-// logFormat is the log format the command line asks for, read before kong
-// could parse it.
-func (fl Flags) logFormat(args []string) string {
-	return fl.Scan(args).Value("log-format", "JOB_SIGNAL_LOG_FORMAT", "text")
-}
-
 // ReportUsage reports a usage error found before kong ran, in the format
-// the command line asks for, and returns the usage exit code.
-func ReportUsage(program string, grammar any, args []string, stderr io.Writer, err error) int {
-	return Report(program, FlagsOf(grammar).logFormat(args), stderr, Exit(ExitUsage, err))
+// the command line asks for (sc, Flags.Scan's), and returns the usage exit
+// code.
+func ReportUsage(program string, sc Scanned, stderr io.Writer, err error) int {
+	return Report(program, sc.LogFormat(), stderr, Exit(ExitUsage, err))
 }

@@ -61,29 +61,28 @@ func TestScan(t *testing.T) {
 		t.Fatalf("flags: %v", fl)
 	}
 	for _, tc := range []struct {
-		args  string
-		dir   string
-		first string
+		args           string
+		dir            string
+		first, command string
+		help           int
 	}{
-		{"--dir a --dir b stauts", "b", "stauts"},
-		{"--dir=a --verbose run", "a", "run"},
-		{"--grace -1s -- status", "", ""},
-		{"--verbose /bin/true", "", "/bin/true"},
-		{"--dir", "", ""}, // a flag without its value
+		{"--dir a --dir b stauts", "b", "stauts", "stauts", -1},
+		{"--dir=a --verbose run", "a", "run", "run", -1},
+		{"--grace -1s -- status", "", "", "", -1},
+		{"--verbose /bin/true -h", "", "/bin/true", "/bin/true", -1}, // -h is COMMAND's
+		{"--dir", "", "", "", -1},                                    // a flag without its value
+		{"--dir -- x", "", "", "", -1},                               // nor is "--" its value
+		{"--verbose -h --dir d", "d", "", "", 1},
 	} {
 		sc := fl.Scan(strings.Fields(tc.args))
-		if sc.Values["dir"] != tc.dir || sc.First != tc.first {
-			t.Errorf("Scan(%q) = dir %q, first %q; want %q, %q", tc.args, sc.Values["dir"], sc.First, tc.dir, tc.first)
+		if sc.Values["dir"] != tc.dir || sc.First != tc.first || sc.Command != tc.command || sc.Help != tc.help || sc.Missing != nil {
+			t.Errorf("Scan(%q) = dir %q, first %q, command %q, help %d, missing %v; want %q, %q, %q, %d, nil",
+				tc.args, sc.Values["dir"], sc.First, sc.Command, sc.Help, sc.Missing, tc.dir, tc.first, tc.command, tc.help)
 		}
 	}
-}
-
-func TestJoinValues(t *testing.T) {
-	fl := FlagsOf(&testGrammar{})
-	got := fl.joinValues(strings.Fields("--grace -1s --verbose -- --grace -2s"))
-	want := strings.Fields("--grace=-1s --verbose -- --grace -2s")
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("joinValues = %q, want %q", got, want)
+	got := fl.Scan(strings.Fields("--grace -1s --verbose -- --grace -2s")).Kong
+	if want := strings.Fields("--grace=-1s --verbose -- --grace -2s"); !reflect.DeepEqual(got, want) {
+		t.Errorf("Kong = %q, want %q", got, want)
 	}
 }
 
@@ -101,20 +100,26 @@ type commandGrammar struct {
 // neither joined with the next word nor refused for a missing value.
 func TestCommandArgumentsUntouched(t *testing.T) {
 	fl := FlagsOf(&commandGrammar{})
-	for _, tc := range []struct{ args, want string }{
-		{"--grace -1s run --wait -2s /bin/x --grace -3s", "--grace=-1s run --wait=-2s /bin/x --grace -3s"},
-		{"run /bin/x --wait -1s", "run /bin/x --wait -1s"},
-		{"show-all --grace -1s", "show-all --grace=-1s"},
+	for _, tc := range []struct{ args, want, first, command string }{
+		{"--grace -1s run --wait -2s /bin/x --grace -3s", "--grace=-1s run --wait=-2s /bin/x --grace -3s", "run", "/bin/x"},
+		{"run /bin/x --wait -1s", "run /bin/x --wait -1s", "run", "/bin/x"},
+		{"show-all --grace -1s", "show-all --grace=-1s", "show-all", ""},
+		{"run run --wait -1s", "run run --wait -1s", "run", "run"},
 	} {
-		if got := fl.joinValues(strings.Fields(tc.args)); !reflect.DeepEqual(got, strings.Fields(tc.want)) {
-			t.Errorf("joinValues(%q) = %q, want %q", tc.args, got, tc.want)
+		sc := fl.Scan(strings.Fields(tc.args))
+		if !reflect.DeepEqual(sc.Kong, strings.Fields(tc.want)) || sc.First != tc.first || sc.Command != tc.command {
+			t.Errorf("Scan(%q) = %q, first %q, command %q; want %q, %q, %q", tc.args, sc.Kong, sc.First, sc.Command, tc.want, tc.first, tc.command)
 		}
 	}
-	if err := fl.MissingValue(strings.Fields("run /bin/x --wait --grace")); err != nil {
-		t.Errorf("MissingValue in COMMAND's arguments: %v", err)
+	if sc := fl.Scan(strings.Fields("run /bin/x --wait --grace")); sc.Missing != nil {
+		t.Errorf("a missing value in COMMAND's arguments: %v", sc.Missing)
 	}
-	if err := fl.MissingValue(strings.Fields("run --wait --grace /bin/x")); err == nil {
-		t.Error("MissingValue: no error for --wait --grace")
+	sc := fl.Scan(strings.Fields("run --wait --grace 1s /bin/x"))
+	if sc.Missing == nil || sc.Missing.Error() != "--wait has no value: the next word, --grace, is a flag (an empty variable? write --wait=VALUE)" {
+		t.Errorf("Missing = %v for --wait --grace", sc.Missing)
+	}
+	if sc.Values["grace"] != "1s" || sc.Command != "/bin/x" {
+		t.Errorf("after a missing value: grace %q, command %q", sc.Values["grace"], sc.Command)
 	}
 }
 

@@ -68,7 +68,7 @@ func hasTag(f reflect.StructField, key string) bool {
 
 // Flags knows which long flags of a grammar take a value, and the names
 // of its commands, so that the command line can be read before kong
-// parses it.
+// parses it (Scan).
 type Flags struct {
 	takesValue map[string]bool // long flag name -> takes a value
 	commands   []string        // the grammar's commands, named as kong names them
@@ -106,30 +106,6 @@ func commandName(f reflect.StructField) string {
 	return b.String()
 }
 
-// argumentsStart is the index of the first word of args that kong takes
-// for an argument (COMMAND): not a flag, not a flag's value, not a command
-// name; or of "--"; or len(args). Every word from there on is COMMAND's
-// own, whatever it looks like.
-func (fl Flags) argumentsStart(args []string) int {
-	commandSeen := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, isLong := strings.CutPrefix(a, "--")
-		switch {
-		case a == "--":
-			return i
-		case !strings.HasPrefix(a, "-") || a == "-":
-			if commandSeen || !slices.Contains(fl.commands, a) {
-				return i
-			}
-			commandSeen = true
-		case isLong && !strings.Contains(name, "=") && fl.takesValue[name] && i+1 < len(args) && args[i+1] != "--":
-			i++ // its value
-		}
-	}
-	return len(args)
-}
-
 // eachFlag calls visit for every flag field of the struct type t, of the
 // structs it embeds and of its commands.
 func eachFlag(t reflect.Type, visit func(reflect.StructField, tags)) {
@@ -144,7 +120,11 @@ func eachFlag(t reflect.Type, visit func(reflect.StructField, tags)) {
 	}
 }
 
-// Scanned is what a command line says before kong reads it.
+// Scanned is what a command line says before kong reads it. Flags.Scan
+// is the one reading of the command line before kong's: what the programs
+// need before parsing (job.lock's directory, the log format of a usage
+// error, the word that may be a mistyped command) and what kong must be
+// given.
 type Scanned struct {
 	// Values holds the last value given to each flag, as kong keeps it.
 	Values map[string]string
@@ -152,6 +132,23 @@ type Scanned struct {
 	// before any "--": kong takes it for a command or for COMMAND. Empty
 	// when there is none.
 	First string
+	// Command is COMMAND's first word, the first word after First when
+	// First is a command: what kong passes through. Empty when there is
+	// none or it starts after "--".
+	Command string
+	// Help is the index of the first -h or --help before COMMAND; -1 if
+	// none.
+	Help int
+	// Missing: a flag before COMMAND whose value is missing because the
+	// next word is itself one of our flags. That is what an empty shell
+	// variable makes of "--dir $DIR --wait-for proxy", and kong would take
+	// "--wait-for" for the directory and "proxy" for COMMAND.
+	Missing error
+	// Kong is the command line to give kong: a flag's value that starts
+	// with "-" (a negative duration: --grace -1s) joined to it
+	// (--grace=-1s), so that kong does not take it for a short flag.
+	// COMMAND's own words are left as they are.
+	Kong []string
 }
 
 // Value is a flag's value as kong will have it: the last one given, else
@@ -166,30 +163,62 @@ func (sc Scanned) Value(flag, env, def string) string {
 	return def
 }
 
-// Scan reads args (without the program name) as kong will. A flag that
-// takes a value takes the next word, unless that word is one of our flags
-// (see MissingValue).
+// Scan reads args (without the program name) as kong will, in one pass.
+// A flag that takes a value takes the next word, unless that word is "--"
+// or one of our flags (then its value is Missing). The first word that is
+// neither a flag nor a flag's value is a command, if it names one, and
+// the second such word, or the first that names none, starts COMMAND:
+// from there on, or from "--", every word is COMMAND's, whatever it looks
+// like.
 func (fl Flags) Scan(args []string) Scanned {
-	sc := Scanned{Values: map[string]string{}}
-	for i := 0; i < len(args); i++ {
+	sc := Scanned{Values: map[string]string{}, Help: -1, Kong: make([]string, 0, len(args))}
+	i := 0
+	for ; i < len(args); i++ {
 		a := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		if a == "--" {
 			break
 		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		switch {
-		case !strings.HasPrefix(a, "-") || a == "-":
-			sc.First = a
-			return sc
-		case !strings.HasPrefix(a, "--"):
-			continue // a short flag (-h)
-		case hasValue:
-			sc.Values[name] = value
-		case fl.takesValue[name] && i+1 < len(args) && !fl.isFlag(args[i+1]):
-			i++
-			sc.Values[name] = args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			if sc.First == "" {
+				sc.First = a
+				if slices.Contains(fl.commands, a) {
+					sc.Kong = append(sc.Kong, a)
+					continue // a command: COMMAND, if any, comes after it
+				}
+			}
+			sc.Command = a
+			break
 		}
+		switch {
+		case a == "-h" || a == "--help":
+			if sc.Help < 0 {
+				sc.Help = i
+			}
+		case !strings.HasPrefix(a, "--") || hasValue:
+			if hasValue {
+				sc.Values[name] = value
+			}
+		case fl.takesValue[name] && i+1 < len(args) && args[i+1] != "--":
+			next := args[i+1]
+			if fl.isFlag(next) {
+				if sc.Missing == nil {
+					sc.Missing = fmt.Errorf("--%s has no value: the next word, %s, is a flag (an empty variable? write --%s=VALUE)", name, next, name)
+				}
+				break
+			}
+			sc.Values[name] = next
+			i++
+			if strings.HasPrefix(next, "-") {
+				sc.Kong = append(sc.Kong, a+"="+next)
+				continue
+			}
+			sc.Kong = append(sc.Kong, a, next)
+			continue
+		}
+		sc.Kong = append(sc.Kong, a)
 	}
+	sc.Kong = append(sc.Kong, args[i:]...)
 	return sc
 }
 
@@ -202,43 +231,8 @@ func (fl Flags) isFlag(word string) bool {
 	return ok && known
 }
 
-// MissingValue finds a flag, before COMMAND or "--", whose value is
-// missing: the next word is itself one of our flags. That is what an empty
-// shell variable makes of "--dir $DIR --wait-for proxy", and kong would
-// take "--wait-for" for the directory and "proxy" for COMMAND.
-func (fl Flags) MissingValue(args []string) error {
-	args = args[:fl.argumentsStart(args)]
-	for i := 0; i+1 < len(args); i++ {
-		name, isLong := strings.CutPrefix(args[i], "--")
-		if !isLong || strings.Contains(name, "=") || !fl.takesValue[name] {
-			continue
-		}
-		if fl.isFlag(args[i+1]) {
-			return fmt.Errorf("--%s has no value: the next word, %s, is a flag (an empty variable? write --%s=VALUE)", name, args[i+1], name)
-		}
-		i++ // its value
-	}
-	return nil
-}
-
-// joinValues makes kong take a value that starts with "-" (a negative
-// duration: --grace -1s) as the value it is, not as a short flag: such a
-// pair becomes --grace=-1s. COMMAND's own words are left as they are.
-func (fl Flags) joinValues(args []string) []string {
-	start := fl.argumentsStart(args)
-	out := make([]string, 0, len(args))
-	for i := 0; i < start; i++ {
-		a := args[i]
-		name, isLong := strings.CutPrefix(a, "--")
-		if isLong && !strings.Contains(name, "=") && fl.takesValue[name] && i+1 < start && strings.HasPrefix(args[i+1], "-") {
-			out = append(out, a+"="+args[i+1])
-			i++
-			continue
-		}
-		out = append(out, a)
-	}
-	return append(out, args[start:]...)
-}
+// LogFormat is the log format the command line asks for.
+func (sc Scanned) LogFormat() string { return sc.Value("log-format", "JOB_SIGNAL_LOG_FORMAT", "text") }
 
 // After returns a channel that fires once d has passed, or nil (never
 // ready) when d is 0, meaning no limit; and the function that releases the

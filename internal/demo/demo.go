@@ -5,63 +5,151 @@
 // The Pod has a network proxy, a config agent that may only start once the
 // proxy is up (--after proxy), and a log shipper. The job waits for the
 // proxy and the config agent (--wait-for), talks through the proxy, and
-// exits. Then the config agent and the log shipper stop, and the proxy
-// stops last (--stop-after config,logs).
+// ends. Then the config agent and the log shipper stop, and the proxy
+// stops last (--stop-after config,logs). Three scenes play it: the job
+// succeeds; the job fails, and its exit code reaches the Pod's verdict;
+// the main container is SIGKILLed (as by an OOM kill), and the sidecars
+// stop all the same.
+//
+//	demo.go      the command line, the scenes and the exit code
+//	pod.go       one scene's Pod: its containers and their verdict
+//	stream.go    the one ordered stream of every container's lines
+//	workload.go  the containers' own programs
 package demo
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"regexp"
-	"strconv"
-	"sync"
-	"syscall"
-	"time"
+	"strings"
 )
 
+// scene is one run of the Pod, and the verdict it must end with.
+type scene struct {
+	name, title string
+	job         jobEnd
+	want        string // the Pod's phase: Succeeded or Failed
+}
+
+var scenes = []scene{
+	{"success", "the job succeeds", jobEnd{code: 0}, "Succeeded"},
+	{"fail", "the job fails with exit code 3, which reaches the Pod's verdict", jobEnd{code: 3}, "Failed"},
+	{"kill", "the main container is SIGKILLed (as by an OOM kill): no done marker, the sidecars stop all the same", jobEnd{kill: true}, "Failed"},
+}
+
+const usage = `Usage: job-signal-demo [-bin DIR] [-scene all|success|fail|kill]
+
+Runs a Job Pod's containers on this machine (job-signal, and sidecar-watch
+for a proxy, a config agent and a log shipper) and prints what happens and
+when, then the Pod's verdict.
+
+Exit status: with -scene all (the default), 0 when every scene ends with
+the verdict it should (success: Succeeded; fail and kill: Failed), else 1;
+with one scene, that scene's Pod's verdict: 0 Succeeded, 1 Failed.
+`
+
 // Main runs the demo, or one of its workloads when args start with
-// "workload".
-func Main(args []string) int {
+// "workload", and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "workload" {
-		return workload(args[1:])
+		return workload(args[1:], stdout)
 	}
 	fs := flag.NewFlagSet("job-signal-demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	bin := fs.String("bin", "bin", "directory holding job-signal and sidecar-watch")
-	jobExit := fs.Int("job-exit", 0, "exit code of the demo job")
+	which := fs.String("scene", "all", "the scene to show: all, "+sceneNames())
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	d, err := newDemo(*bin)
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "job-signal-demo: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	chosen, err := choose(*which)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
+		fmt.Fprintln(stderr, "job-signal-demo: -scene:", err)
+		return 2
+	}
+	d, err := newDemo(*bin, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "job-signal-demo:", err)
 		return 1
 	}
 	defer os.RemoveAll(d.work)
-	return d.run(*jobExit)
+	return d.play(chosen, *which == "all", stderr)
 }
 
+func sceneNames() string {
+	var names []string
+	for _, s := range scenes {
+		names = append(names, s.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// choose is the scenes -scene names.
+func choose(which string) ([]scene, error) {
+	if which == "all" {
+		return scenes, nil
+	}
+	for _, s := range scenes {
+		if s.name == which {
+			return []scene{s}, nil
+		}
+	}
+	return nil, fmt.Errorf("no scene %q: give all, %s", which, sceneNames())
+}
+
+// play shows the scenes and returns the exit code: with all of them,
+// whether each ended as it should; with one, its Pod's verdict.
+func (d *demo) play(chosen []scene, all bool, stderr io.Writer) int {
+	fmt.Fprintf(d.out, "A Job Pod with a proxy, a config agent (starts after the proxy) and a log shipper; the\n")
+	fmt.Fprintf(d.out, "proxy stops last. Each line: seconds since the Pod started, container, what it wrote.\n")
+	var wrong []string
+	verdict := ""
+	for i, s := range chosen {
+		fmt.Fprintf(d.out, "\n=== Scene %d of %d: %s\n\n", i+1, len(chosen), s.title)
+		got, err := d.runScene(s)
+		if err != nil {
+			fmt.Fprintln(stderr, "job-signal-demo:", err)
+			return 1
+		}
+		verdict = got
+		if got != s.want {
+			wrong = append(wrong, fmt.Sprintf("%s: the Pod would be %s, not %s", s.name, got, s.want))
+		}
+	}
+	if !all {
+		if verdict != "Succeeded" {
+			return 1
+		}
+		return 0
+	}
+	if len(wrong) > 0 {
+		fmt.Fprintf(d.out, "\nNot as expected: %s\n", strings.Join(wrong, "; "))
+		return 1
+	}
+	fmt.Fprintf(d.out, "\nEvery scene ended as it should: Succeeded, Failed, Failed; every sidecar stopped and exited 0.\n")
+	return 0
+}
+
+// demo is what the scenes share: the programs and a working directory.
 type demo struct {
 	bin, work, self string
-	port            int
-	start           time.Time
-	out             sync.Mutex
+	out             io.Writer
 }
 
-func newDemo(bin string) (*demo, error) {
+func newDemo(bin string, out io.Writer) (*demo, error) {
 	abs, err := filepath.Abs(bin)
 	if err != nil {
 		return nil, err
 	}
 	for _, prog := range []string{"job-signal", "sidecar-watch"} {
 		if _, err := os.Stat(filepath.Join(abs, prog)); err != nil {
-			return nil, fmt.Errorf("%v (run 'make build' first, or pass -bin)", err)
+			return nil, fmt.Errorf("%v (run 'make demo', which builds them, or pass -bin)", err)
 		}
 	}
 	self, err := os.Executable()
@@ -72,168 +160,5 @@ func newDemo(bin string) (*demo, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return &demo{bin: abs, work: work, self: self, port: port}, nil
-}
-
-// container is one process of the Pod.
-type container struct {
-	name string
-	args []string
-	cmd  *exec.Cmd
-	code int
-}
-
-func (d *demo) run(jobExit int) int {
-	dir := filepath.Join(d.work, "signal")
-	addr := "127.0.0.1:" + strconv.Itoa(d.port)
-	config := filepath.Join(d.work, "config.json")
-	sw := filepath.Join(d.bin, "sidecar-watch")
-	js := filepath.Join(d.bin, "job-signal")
-	pod := []*container{
-		{name: "proxy", args: []string{sw, "--name", "proxy", "--ready-tcp", addr, "--stop-after", "config,logs", "--",
-			d.self, "workload", "proxy", addr}},
-		{name: "config", args: []string{sw, "--name", "config", "--after", "proxy", "--ready-file", config, "--",
-			d.self, "workload", "config", addr, config}},
-		{name: "logs", args: []string{sw, "--name", "logs", "--", d.self, "workload", "logs"}},
-		{name: "job", args: []string{js, "--wait-for", "proxy,config", "--", d.self, "workload", "job", addr, strconv.Itoa(jobExit)}},
-	}
-	fmt.Printf("job-signal demo: a Job Pod with a proxy, a config agent (starts after the proxy) and a log shipper;\n")
-	fmt.Printf("the proxy stops last. Shared directory: %s\n\n", dir)
-	d.start = time.Now()
-	var wg sync.WaitGroup
-	for _, c := range pod {
-		c.cmd = exec.Command(c.args[0], c.args[1:]...)
-		c.cmd.Env = append(os.Environ(), "JOB_SIGNAL_DIR="+dir, "JOB_SIGNAL_TERMINATION_LOG=")
-		pr, pw := io.Pipe()
-		c.cmd.Stdout, c.cmd.Stderr = pw, pw
-		if err := c.cmd.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, "demo:", err)
-			return 1
-		}
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			d.copyLines(c.name, pr)
-		}()
-		go func() {
-			defer wg.Done()
-			c.cmd.Wait()
-			c.code = c.cmd.ProcessState.ExitCode()
-			pw.Close()
-			d.say("demo", fmt.Sprintf("%s container exited with code %d", c.name, c.code))
-		}()
-	}
-	wg.Wait()
-	fmt.Printf("\nAll containers exited after %s:\n", time.Since(d.start).Round(time.Millisecond))
-	for _, c := range pod {
-		fmt.Printf("  %-7s exit code %d\n", c.name, c.code)
-	}
-	fmt.Printf("\nThe Pod would be %s. What the directory says (job-signal status):\n\n", phase(pod))
-	status := exec.Command(js, "status", "--dir", dir)
-	status.Stdout, status.Stderr = os.Stdout, os.Stderr
-	status.Run()
-	return 0
-}
-
-func phase(pod []*container) string {
-	for _, c := range pod {
-		if c.code != 0 {
-			return "Failed"
-		}
-	}
-	return "Succeeded"
-}
-
-// noise is what the demo drops from log lines to keep them short.
-var noise = regexp.MustCompile(`time=\S+ | prog=\S+| sidecar=\S+`)
-
-func (d *demo) copyLines(name string, r io.Reader) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		d.say(name, noise.ReplaceAllString(sc.Text(), ""))
-	}
-}
-
-func (d *demo) say(who, line string) {
-	d.out.Lock()
-	defer d.out.Unlock()
-	fmt.Printf("%+8.3fs  %-6s | %s\n", time.Since(d.start).Seconds(), who, line)
-}
-
-// workload plays one container's own program.
-func workload(args []string) int {
-	if len(args) == 0 {
-		return 2
-	}
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
-	switch args[0] {
-	case "proxy":
-		fmt.Println("proxy: starting up (takes a moment)")
-		time.Sleep(400 * time.Millisecond)
-		l, err := net.Listen("tcp", args[1])
-		if err != nil {
-			fmt.Println("proxy:", err)
-			return 1
-		}
-		fmt.Println("proxy: listening on", args[1])
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				fmt.Fprintln(c, "pong")
-				c.Close()
-			}
-		}()
-		<-term
-		fmt.Println("proxy: SIGTERM, closing connections")
-		return 0
-	case "config":
-		if _, err := ping(args[1]); err != nil {
-			fmt.Println("config: cannot reach the proxy:", err)
-			return 1
-		}
-		fmt.Println("config: fetched configuration through the proxy")
-		os.WriteFile(args[2], []byte("{}"), 0o644)
-		<-term
-		fmt.Println("config: SIGTERM, bye")
-		return 0
-	case "logs":
-		fmt.Println("logs: shipping logs")
-		<-term
-		fmt.Println("logs: SIGTERM, flushing buffered logs")
-		return 0
-	case "job":
-		for i := 1; i <= 3; i++ {
-			answer, err := ping(args[1])
-			if err != nil {
-				fmt.Println("job: request failed:", err)
-				return 1
-			}
-			fmt.Printf("job: request %d through the proxy: %s\n", i, answer)
-			time.Sleep(200 * time.Millisecond)
-		}
-		code, _ := strconv.Atoi(args[2])
-		fmt.Println("job: finished, exiting with code", code)
-		return code
-	}
-	return 2
-}
-
-func ping(addr string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return string(line[:max(len(line)-1, 0)]), err
+	return &demo{bin: abs, work: work, self: self, out: out}, nil
 }

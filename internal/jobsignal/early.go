@@ -2,9 +2,9 @@ package jobsignal
 
 import (
 	"os"
-	"slices"
 	"time"
 
+	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -28,12 +28,11 @@ type early struct {
 
 // lockEarly reads --dir and --restart-policy as kong will (the last given,
 // then the environment, then the default) and takes job.lock.
-func lockEarly(args []string) *early {
+func lockEarly(sc cli.Scanned) *early {
 	e := &early{}
-	if slices.ContainsFunc(args[:dashes(args)], func(a string) bool { return a == "-h" || a == "--help" }) {
+	if sc.Help >= 0 {
 		return e
 	}
-	sc := cliFlags.Scan(args)
 	dir, err := signalfs.Open(sc.Value("dir", "JOB_SIGNAL_DIR", signalfs.DefaultDir), false)
 	if err != nil {
 		return e // made (or refused) after parsing, with a proper error
@@ -46,13 +45,6 @@ func lockEarly(args []string) *early {
 	}
 	e.dir, e.lock = dir, lock
 	return e
-}
-
-func dashes(args []string) int {
-	if i := slices.Index(args, "--"); i >= 0 {
-		return i
-	}
-	return len(args)
 }
 
 // take hands the lock to a run on path, or nothing when it was not taken

@@ -97,10 +97,11 @@ func MainOS() int { return run(os.Args[1:], os.Stdout, os.Stderr, true) }
 
 func run(args []string, stdout, stderr io.Writer, processEnds bool) int {
 	var c CLI
-	args = withRunCommand(args)
+	// The one reading of the command line before kong's (cli.Flags.Scan).
+	sc := cliFlags.Scan(args)
 	var signals chan os.Signal
 	var e *early
-	if args[0] == "run" {
+	if runs(sc) {
 		// Caught from the start, so that a TERM in the first milliseconds
 		// cannot kill job-signal once it has written anything but
 		// job.lock: set up meanwhile, waited for below.
@@ -108,62 +109,46 @@ func run(args []string, stdout, stderr io.Writer, processEnds bool) int {
 		if !processEnds {
 			defer catching.Stop()
 		}
-		if err := cliFlags.MissingValue(args[1:]); err != nil {
-			return cli.ReportUsage("job-signal", &c, args[1:], stderr, err)
+		if sc.Missing != nil {
+			return cli.ReportUsage("job-signal", sc, stderr, sc.Missing)
 		}
-		if err := refuseMistypedCommand(args[1:]); err != nil {
-			return cli.ReportUsage("job-signal", &c, args[1:], stderr, err)
+		if err := refuseMistypedCommand(sc.Command); err != nil {
+			return cli.ReportUsage("job-signal", sc, stderr, err)
 		}
 		// Before anything else: see early.go.
-		e = lockEarly(args[1:])
+		e = lockEarly(sc)
 		defer e.release()
-		// The common command line, job-signal [flags] [--] COMMAND, needs
-		// no model of the whole grammar; anything else (help, a mistake)
-		// is kong's.
-		quick := cli.ParseQuick("job-signal", &c, "Run", args[1:])
 		signals = catching.Signals()
-		if quick {
-			env := &cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}
-			return cli.Report("job-signal", c.Format(), stderr, c.Run.Run(env, e))
+		if sc.First != "run" {
+			// kong would otherwise take a COMMAND named like a subcommand
+			// after "--" (job-signal -- status) for that subcommand.
+			args = append([]string{"run"}, args...)
 		}
 	}
 	env := func() *cli.Env {
 		return &cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}
 	}
-	c = CLI{}
 	onParseError := func(err error) { e.recordUsageFailure(err) }
 	return cli.Main("job-signal", description, &c, args, stdout, stderr, onParseError, func(k *kong.Context) error {
 		return k.Run(env(), e)
 	})
 }
 
-// withRunCommand makes the default command explicit. kong would otherwise
-// take a COMMAND named like a subcommand after "--" (job-signal -- status)
-// for that subcommand. Without a "--", a first argument that is not a
-// subcommand (a flag, or COMMAND itself) also means run.
-func withRunCommand(args []string) []string {
-	for _, a := range args {
-		if slices.Contains(subcommands, a) {
-			return args
-		}
-		if a == "--" {
-			break
-		}
-	}
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-		return args // the overview, not run's help
-	}
-	return append([]string{"run"}, args...)
+// runs says whether a command line is for run, the default command: its
+// first word that is not a flag is run or none of the others (a flag, or
+// COMMAND itself), and it does not start with -h or --help (the overview,
+// not run's help).
+func runs(sc cli.Scanned) bool {
+	return sc.First == "run" || !slices.Contains(subcommands, sc.First) && sc.Help != 0
 }
 
-// refuseMistypedCommand refuses a first word, before any "--", that looks
+// refuseMistypedCommand refuses COMMAND's first word, before any "--", that looks
 // like a mistyped subcommand (job-signal stauts) or is one people try
 // (help, completion, man, inject) rather than COMMAND: run as COMMAND it
 // would touch the directory, and even overwrite a real job's result. A
 // path, or a program found in PATH that is not one of those words, is
 // COMMAND; after "--" everything is.
-func refuseMistypedCommand(args []string) error {
-	word := cliFlags.Scan(args).First
+func refuseMistypedCommand(word string) error {
 	if word == "" || strings.Contains(word, "/") {
 		return nil
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/internal/proc"
-	"github.com/job-signal/job-signal/signalfs"
 )
 
 // The loop's handlers, one per event: each reads what it needs, asks a
@@ -18,16 +17,16 @@ import (
 // sequence's own events are in stop.go.
 
 // onDirChanged: the job's state, a lock or an ordered sidecar may have
-// changed; what that means depends on the phase.
+// changed; what that means depends on the stage.
 func (l *loop) onDirChanged() {
-	switch l.phase {
-	case waiting:
+	switch s := l.life.stage; {
+	case s == waiting:
 		l.reviewBeforeStart()
-	case running:
+	case s.runs():
 		if d := l.observeJob(); d.stop {
 			l.beginStop(d.why)
 		}
-	case stoppingAfter:
+	case s == stoppingAfter:
 		l.reviewStopAfter()
 	}
 }
@@ -36,7 +35,7 @@ func (l *loop) onDirChanged() {
 // wrote is gone with the old one. Waiting for --stop-after sidecars, there
 // is nobody left to wait for: stop now.
 func (l *loop) onDirReplaced() {
-	if l.phase == stoppingAfter {
+	if l.life.stage == stoppingAfter {
 		l.log.Error("the directory was replaced while waiting for --stop-after sidecars; stopping now", "dir", l.cfg.Dir)
 		l.stopNow()
 		return
@@ -75,12 +74,12 @@ func (l *loop) onProbePassed(err error) {
 // onSidecarExited: the sidecar's command ended. While running, by itself;
 // while stopping, because it was asked to.
 func (l *loop) onSidecarExited() {
-	switch l.phase {
-	case stopping:
+	switch s := l.life.stage; {
+	case s.stopping():
 		l.sidecar.exitSeen = true
 		l.onStopPoll()
 		return
-	case stoppingAfter:
+	case s == stoppingAfter:
 		// Asked to stop soon anyway: note it, do not restart.
 		l.sidecar.exitSeen = true
 		l.state.ExitCode = l.sidecar.child.Status().ExitCode()
@@ -94,7 +93,7 @@ func (l *loop) onSidecarExited() {
 // onOrphanReaped: a process sidecar-watch adopted ended; when the last of
 // an adopted daemon's is gone, the sidecar has ended by itself.
 func (l *loop) onOrphanReaped() {
-	if l.phase != running || l.sidecar.child != nil || len(l.sidecar.adopted) == 0 || !l.sidecar.adoptedGone() {
+	if !l.life.stage.runs() || l.sidecar.child != nil || len(l.sidecar.adopted) == 0 || !l.sidecar.adoptedGone() {
 		return
 	}
 	l.log.Warn("the sidecar's adopted daemon ended by itself")
@@ -112,7 +111,7 @@ func (l *loop) sidecarEnded(status proc.Status, ranFor time.Duration, adopted []
 		l.beginStop(d.why)
 		return
 	}
-	d := decideExit(status, ranFor, l.terminating, l.cfg.Restart, len(adopted), l.sidecar.reaping)
+	d := decideExit(status, ranFor, l.life.terminating, l.cfg.Restart, len(adopted), l.sidecar.reaping)
 	if d.note != "" {
 		l.log.Warn(d.note, "status", status.String())
 	}
@@ -130,7 +129,7 @@ func (l *loop) sidecarEnded(status proc.Status, ranFor time.Duration, adopted []
 		l.finishFailed(d.code, errors.New(d.why))
 	case exitRestart:
 		l.state.Restarts++
-		l.state.Phase = signalfs.SidecarRestarting
+		l.to(evRestart)
 		l.write()
 		l.sidecar.scheduleRestart(status, l.state.Restarts)
 	}
@@ -144,26 +143,26 @@ func (l *loop) onRestartDue() {
 // onSignal: a termination signal means the Pod is going away; any other is
 // the sidecar's, and passed on.
 func (l *loop) onSignal(sig syscall.Signal) {
-	switch decideSignal(sig, l.cfg.stopSignal, l.terminating) {
+	switch decideSignal(sig, l.cfg.stopSignal, l.life.terminating) {
 	case sigForward:
 		l.sidecar.forward(sig)
 	case sigAgain:
 	case sigStopNow:
-		switch l.phase {
-		case waiting:
+		switch s := l.life.stage; {
+		case s == waiting:
 			l.finishStopped("a second INT while the Pod is terminating before the sidecar started")
-		case running:
+		case s.runs():
 			l.beginStop("a second INT while the Pod is terminating")
-		case stoppingAfter:
+		case s == stoppingAfter:
 			l.log.Warn("not waiting for --stop-after sidecars any more", "why", "a second INT while the Pod is terminating", "pending", l.stop.pendingPeers)
 			l.stopNow()
 		}
 	case sigTerminating:
-		if l.phase == stopping {
+		if l.life.stage.stopping() {
 			return // on its way out already
 		}
-		l.terminating = true
-		if l.phase == waiting {
+		l.to(evTerminating)
+		if l.life.stage == waiting {
 			l.finishStopped("the Pod is terminating before the sidecar started")
 			return
 		}
@@ -175,7 +174,7 @@ func (l *loop) onSignal(sig syscall.Signal) {
 
 func (l *loop) onTerminationGraceOver() {
 	l.termDeadline = nil
-	if l.phase == running {
+	if l.life.stage.runs() {
 		l.beginStop(fmt.Sprintf("Pod terminating and the job not done within --grace %s", l.cfg.Grace))
 	}
 }

@@ -32,7 +32,7 @@ func (j *jobWatch) start(timeout time.Duration) {
 // one is needed, the job-start timers stop once a job-signal is known, and
 // a note is logged once.
 func (l *loop) observeJob() decision {
-	d := decide(l.dir.Job(), l.terminating)
+	d := decide(l.dir.Job(), l.life.terminating)
 	if d.waitLock && l.job.lockFree == nil {
 		l.job.lockFree = l.dir.WaitLockFree(signalfs.JobLockFile)
 	}

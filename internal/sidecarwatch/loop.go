@@ -12,19 +12,6 @@ import (
 	"github.com/job-signal/job-signal/signalfs"
 )
 
-// phase is where the loop is in a sidecar-watch's life. Each phase has its
-// own timers; the waits for --after and --stop-after are phases, not loops
-// of their own.
-type phase int
-
-const (
-	waiting       phase = iota // before the command starts: the first scan, then the --after sidecars
-	running                    // the command runs, or waits for its restart after a back-off
-	stoppingAfter              // the job is done: the --stop-after sidecars stop first
-	stopping                   // quit URL, stop signal, --grace, SIGKILL, until the sidecar is gone
-	finished                   // result holds sidecar-watch's end
-)
-
 // loop is one sidecar-watch run. run, on the goroutine that called Run,
 // owns every field; the watcher, the child's waiter, the probe, the quit
 // request and the lock waiters only send on the channels it reads.
@@ -35,7 +22,7 @@ type loop struct {
 	begun   time.Time
 	logged  map[string]bool // messages logged once (logOnce)
 
-	phase  phase
+	life   life  // the one state: stage, recorded phase, terminating (state.go)
 	result error // sidecar-watch's end, once finished
 
 	dir   *signalfs.Dir
@@ -47,10 +34,7 @@ type loop struct {
 	sidecar sidecar  // the sidecar's command, its probe, its restarts
 	stop    stopSeq  // the stop sequence, from the first stop request on
 
-	// terminating: the Pod is going away (a termination signal); the
-	// sidecar keeps serving until the job is done or termDeadline.
-	terminating  bool
-	termDeadline <-chan time.Time
+	termDeadline <-chan time.Time // the Pod terminating: --grace for the job to be done
 
 	afterTimeout <-chan time.Time // waiting: --after-timeout
 	afterPending []string         // waiting: the --after sidecars not ready yet, with why
@@ -62,11 +46,9 @@ func (c *Cmd) Run(env *cli.Env) error {
 	defer stop()
 	proc.SetUpReaping(c.Subreaper, env.Log)
 	l := &loop{cfg: c, log: env.Log, signals: signals, begun: time.Now(), logged: map[string]bool{}}
-	l.state = signalfs.SidecarState{Name: c.Name, Phase: signalfs.SidecarStarting, PID: os.Getpid(),
+	l.life = newLife(len(c.after) > 0)
+	l.state = signalfs.SidecarState{Name: c.Name, PID: os.Getpid(),
 		Version: version.String(), After: c.after, StopAfter: c.stopAfter, ExitCode: -1}
-	if len(c.after) > 0 {
-		l.state.Phase = signalfs.SidecarWaiting
-	}
 	if err := l.attach(); err != nil {
 		return err
 	}
@@ -82,9 +64,9 @@ func (c *Cmd) Run(env *cli.Env) error {
 
 // run is the event loop: one select over every event sidecar-watch reacts
 // to, each handed to its handler (handle.go). A channel that does not
-// apply in the current phase is nil, and never ready.
+// apply in the current stage is nil, and never ready.
 func (l *loop) run() error {
-	for l.phase != finished {
+	for !l.life.stage.finished() {
 		select {
 		case <-l.w.C: // a file of interest may have changed
 			l.onDirChanged()
@@ -127,4 +109,16 @@ func (l *loop) run() error {
 		}
 	}
 	return l.result
+}
+
+// to moves the state on by e (state.go's next); the caller does what the
+// change asks for. An event the state does not allow is a bug of the
+// loop: logged, and the state kept.
+func (l *loop) to(e event) {
+	next, err := l.life.next(e)
+	if err != nil {
+		l.log.Error("sidecar-watch bug: an event its state does not allow", "err", err)
+		return
+	}
+	l.life = next
 }

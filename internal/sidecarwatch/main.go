@@ -2,13 +2,13 @@
 // command, reports it ready, and stops it (its whole process group) when
 // the job run by job-signal is done, then exits 0 so the Pod can succeed.
 //
-// Who does what (see also ARCHITECTURE.md): one event loop owns all the
-// state, and its phases are waiting (the first scan, the --after
-// sidecars), running, stoppingAfter (the --stop-after sidecars) and
-// stopping.
+// Who does what (see also ARCHITECTURE.md, whose table of states and
+// transitions state.go follows): one event loop owns all the state, one
+// value of state.go's life, and changes it only through its pure next.
 //
 //	main.go     flags and their checks, Main
-//	loop.go     the state, set-up, and the one select: what happens on each event
+//	state.go    the state and its transitions (pure)
+//	loop.go     the loop's fields, set-up, and the one select: what happens on each event
 //	handle.go   the handlers of the events
 //	decide.go   pure decisions: when the sidecar stops (the job's view), what a
 //	            signal means, what follows the command's own exit
@@ -166,14 +166,16 @@ func (c *Cmd) names(flag string, list []string) ([]string, error) {
 // Main runs sidecar-watch with args (without the program name) and returns
 // its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && args[0] == "version" {
+	var c Cmd
+	// The one reading of the command line before kong's (cli.Flags.Scan).
+	sc := cli.FlagsOf(&c).Scan(args)
+	if sc.Command == "version" && len(sc.Kong) == 1 {
 		fmt.Fprintln(stdout, "sidecar-watch "+version.String())
 		return 0
 	}
-	var c Cmd
 	signals, stop := cli.CatchSignals(proc.ForwardedSignals())
 	defer stop()
-	onParseError := func(err error) { recordUsageFailure(&c, args, err) }
+	onParseError := func(err error) { recordUsageFailure(sc, err) }
 	return cli.Main("sidecar-watch", description, &c, args, stdout, stderr, onParseError, func(*kong.Context) error {
 		return c.Run(&cli.Env{Log: c.Logger(stderr, "sidecar-watch").With("sidecar", c.Name), Stdout: stdout, Stderr: stderr, Signals: signals})
 	})
@@ -185,8 +187,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // the message, instead of waiting out their timeouts for a sidecar that
 // will never report. Best effort: only into an existing directory, and
 // never over a live sidecar-watch of that name.
-func recordUsageFailure(c *Cmd, args []string, cause error) {
-	sc := cli.FlagsOf(c).Scan(args)
+func recordUsageFailure(sc cli.Scanned, cause error) {
 	name := sc.Value("name", "SIDECAR_WATCH_NAME", "")
 	dirPath := sc.Value("dir", "JOB_SIGNAL_DIR", signalfs.DefaultDir)
 	if signalfs.ValidName(name) != nil {

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/job-signal/job-signal/internal/cli"
-	"github.com/job-signal/job-signal/signalfs"
 )
 
 func (l *loop) write() error {
+	l.state.Phase = l.life.recorded
 	l.state.Updated = time.Now()
 	err := l.dir.WriteSidecar(l.state)
 	if err != nil {
@@ -31,9 +31,9 @@ func (l *loop) logOnce(level slog.Level, msg string, args ...any) {
 // finishStopped ends sidecar-watch with exit code 0 after the sidecar is
 // gone (or never started).
 func (l *loop) finishStopped(why string) {
-	l.state.Phase = signalfs.SidecarStopped
+	l.to(evStopped)
 	l.state.ChildPID = 0
-	l.state.Terminating = l.terminating
+	l.state.Terminating = l.life.terminating
 	l.write()
 	summary := fmt.Sprintf("sidecar-watch: %s stopped (%s)", l.cfg.Name, why)
 	if l.state.ExitCode >= 0 {
@@ -41,16 +41,16 @@ func (l *loop) finishStopped(why string) {
 	}
 	l.log.Info("sidecar-watch done", "why", why, "ranFor", time.Since(l.begun).Round(time.Millisecond))
 	cli.TerminationLog(l.cfg.TermLog, summary, l.log)
-	l.phase, l.result = finished, nil
+	l.result = nil
 }
 
 // finishFailed ends sidecar-watch with code, recording the sidecar as
 // failed so job-signal and other sidecars waiting for it give up at once.
 func (l *loop) finishFailed(code int, err error) {
-	l.state.Phase = signalfs.SidecarFailed
+	l.to(evFailed)
 	l.state.ChildPID = 0
 	l.state.LastError = err.Error()
 	l.write()
 	cli.TerminationLog(l.cfg.TermLog, fmt.Sprintf("sidecar-watch: %s failed: %v", l.cfg.Name, err), l.log)
-	l.phase, l.result = finished, cli.Exit(code, err)
+	l.result = cli.Exit(code, err)
 }

@@ -61,7 +61,6 @@ func (l *loop) reattach() error {
 // notice (the scan after the watch was set) shows whether the job is over
 // already, and the --after sidecars must be ready.
 func (l *loop) enterWaiting() {
-	l.phase = waiting
 	if len(l.cfg.after) > 0 {
 		l.log.Info("waiting for sidecars to be ready before starting", "after", l.cfg.after, "afterTimeout", l.cfg.AfterTimeout)
 		l.afterTimeout, _ = cli.After(l.cfg.AfterTimeout)
@@ -84,7 +83,7 @@ func (l *loop) reviewBeforeStart() {
 	case d.err != nil:
 		l.finishFailed(cli.ExitFailure, d.err)
 	case d.stop != "":
-		l.terminating = true
+		l.to(evTerminating)
 		l.finishStopped(d.stop + " before the sidecar started")
 	case d.start:
 		l.log.Info("sidecars ready; starting", "after", l.cfg.after, "waited", time.Since(l.begun).Round(time.Millisecond))
@@ -98,7 +97,7 @@ func (l *loop) reviewBeforeStart() {
 // after a back-off); a command that cannot be started fails sidecar-watch
 // with 126/127.
 func (l *loop) startSidecar() {
-	l.phase, l.afterTimeout = running, nil
+	l.afterTimeout = nil
 	if err := l.sidecar.start(l.state.Restarts); err != nil {
 		code, ok := proc.ExitCode(err)
 		if !ok {
@@ -108,11 +107,11 @@ func (l *loop) startSidecar() {
 		return
 	}
 	l.state.ChildPID = l.sidecar.child.PID()
+	l.to(evStart)
 	if l.cfg.probe == nil {
 		l.ready()
 		return
 	}
-	l.state.Phase = signalfs.SidecarStarting
 	l.write()
 }
 
@@ -121,7 +120,7 @@ func (l *loop) startSidecar() {
 // this one.
 func (l *loop) ready() {
 	l.sidecar.logReady()
-	l.state.Phase = signalfs.SidecarReady
+	l.to(evReady)
 	l.state.LastError = ""
 	l.write()
 }

@@ -12,19 +12,10 @@ import (
 	"github.com/job-signal/job-signal/signalfs"
 )
 
-// The way out, as two phases of the loop: stoppingAfter (the --stop-after
-// sidecars stop first) and stopping (quit URL, stop signal, --grace,
-// SIGKILL to every process the sidecar left, until none is left).
-
-// stopStep is where the stop sequence is.
-type stopStep int
-
-const (
-	quitting  stopStep = iota // the --quit-url request is under way
-	quitWait                  // the quit URL answered: --grace to exit
-	signalled                 // --stop-signal sent: --grace to exit
-	killed                    // SIGKILL sent: a few seconds to be gone
-)
+// The way out, as stages of the loop (state.go): stoppingAfter (the
+// --stop-after sidecars stop first), then the stop sequence: quitting and
+// quitWait (--quit-url), signalled (--stop-signal, --grace), killed
+// (SIGKILL to every process the sidecar left, until none is left).
 
 // killWait bounds the wait after SIGKILL: it cannot be ignored, but a
 // process stuck in the kernel (D state) can take a moment to go.
@@ -36,7 +27,8 @@ const killWait = 5 * time.Second
 // straight to "stopped", with one write fewer while the others stop.
 const stoppingMark = 50 * time.Millisecond
 
-// stopSeq is the stop sequence's state, from the first stop request on.
+// stopSeq is what the stop sequence keeps besides its stage: why, how
+// to end, its timers and what it waits on.
 type stopSeq struct {
 	why      string
 	failErr  error // after the sidecar is gone: fail with it (code failCode) instead of exiting 0
@@ -47,17 +39,14 @@ type stopSeq struct {
 	peerGone     chan error      // a --stop-after sidecar's lock was released
 	lockWaited   map[string]bool // --stop-after sidecars whose lock is waited on
 	pendingPeers []string
-	deaf         bool // the directory's events are no longer listened to
 
-	// stopping
-	step         stopStep
+	// the stop sequence
 	started      time.Time
 	quitAnswered chan error
 	deadline     <-chan time.Time // the current step's end
 	slow         <-chan time.Time // stoppingMark after a step began
 	poll         <-chan time.Time // after the command's exit: is the rest gone?
 	ticker       *time.Ticker
-	signalled    bool // the stop request has left: logging may follow
 }
 
 // beginStop ends the sidecar because the job is done or the Pod is
@@ -72,7 +61,7 @@ func (l *loop) beginStop(why string) {
 		return
 	}
 	l.log.Info("stopping the sidecar", "why", why, "stopAfter", l.cfg.stopAfter)
-	l.state.Phase = signalfs.SidecarStopping
+	l.to(evStopAfter)
 	l.write()
 	// The order each sidecar declares does not change: one search.
 	if cycle := cycleFrom(l.cfg.Name, l.cfg.stopAfter, func(name string) []string { return stopEdges(l.dir.Sidecar(name)) }); cycle != nil {
@@ -82,7 +71,6 @@ func (l *loop) beginStop(why string) {
 		l.stopNow()
 		return
 	}
-	l.phase = stoppingAfter
 	l.log.Info("waiting for sidecars to stop first", "stopAfter", l.cfg.stopAfter, "stopAfterTimeout", l.cfg.StopAfterTimeout)
 	l.stop.peersTimeout, _ = cli.After(l.cfg.StopAfterTimeout)
 	l.stop.peerGone = make(chan error, len(l.cfg.stopAfter))
@@ -113,9 +101,8 @@ func (l *loop) reviewStopAfter() {
 			go func() { gone <- <-free }()
 		}
 	}
-	if !p.unlocked && !l.stop.deaf {
-		l.w.Close()
-		l.stop.deaf = true
+	if !p.unlocked {
+		l.w.Close() // again when already closed: nothing more
 	}
 }
 
@@ -125,11 +112,14 @@ func (l *loop) onStopAfterTimeout() {
 }
 
 // failWhileRunning stops the sidecar, then fails with err: sidecar-watch
-// cannot go on, and what it started must not outlive it.
+// cannot go on, and what it started must not outlive it. A stop sequence
+// under way goes on, and ends with the failure.
 func (l *loop) failWhileRunning(code int, err error) {
 	l.sidecar.cancelProbe()
 	l.stop.why, l.stop.failErr, l.stop.failCode = err.Error(), err, code
-	l.stopNow()
+	if !l.life.stage.stopping() {
+		l.stopNow()
+	}
 }
 
 // stopNow starts the stop sequence: --quit-url first if given, else the
@@ -138,7 +128,6 @@ func (l *loop) failWhileRunning(code int, err error) {
 // with many sidecars on few cores, every microsecond before the signal is
 // paid by the last sidecar to stop.
 func (l *loop) stopNow() {
-	l.phase = stopping
 	l.stop.peersTimeout, l.stop.peerGone = nil, nil
 	l.stop.started = time.Now()
 	if !l.sidecar.running() {
@@ -150,7 +139,7 @@ func (l *loop) stopNow() {
 		l.sendStopSignal()
 		return
 	}
-	l.stop.step = quitting
+	l.to(evQuitPosted)
 	l.stop.quitAnswered = make(chan error, 1)
 	go func(answered chan<- error) { answered <- l.postQuit() }(l.stop.quitAnswered)
 }
@@ -158,35 +147,34 @@ func (l *loop) stopNow() {
 func (l *loop) onQuitAnswered(err error) {
 	l.stop.quitAnswered = nil
 	l.afterStopSent()
+	l.to(evQuitAnswered)
 	if err != nil {
 		l.log.Warn("quit URL failed; using the stop signal", "url", l.cfg.QuitURL, "err", err)
 		l.sendStopSignal()
 		return
 	}
 	l.log.Info("asked the sidecar to quit", "via", "quit-url", "url", l.cfg.QuitURL)
-	l.stop.step = quitWait
 	l.waitStep(l.cfg.Grace)
 }
 
 func (l *loop) sendStopSignal() {
+	first := !l.life.stage.requested()
 	err := l.sidecar.signalAll(l.cfg.stopSignal)
-	l.afterStopSent()
+	if first {
+		l.afterStopSent()
+	}
 	if err != nil {
 		l.log.Warn("could not signal the sidecar's process group", "signal", proc.SignalName(l.cfg.stopSignal), "err", err)
 	} else {
 		l.log.Info("sent stop signal", "via", "signal", "signal", proc.SignalName(l.cfg.stopSignal), "pgid", l.sidecar.pgid())
 	}
-	l.stop.step = signalled
+	l.to(evSignalSent)
 	l.waitStep(l.cfg.Grace)
 }
 
-// afterStopSent is what follows the first stop request: stop listening
-// and say why.
+// afterStopSent is what follows the first stop request (its callers
+// call it once): stop listening and say why.
 func (l *loop) afterStopSent() {
-	if l.stop.signalled {
-		return
-	}
-	l.stop.signalled = true
 	if len(l.cfg.stopAfter) == 0 {
 		l.w.Close()
 		l.log.Info("stopping the sidecar", "why", l.stop.why)
@@ -197,7 +185,7 @@ func (l *loop) afterStopSent() {
 // sidecar is gone when its command has exited already.
 func (l *loop) waitStep(limit time.Duration) {
 	l.stop.deadline = time.After(limit)
-	if l.state.Phase != signalfs.SidecarStopping {
+	if l.life.recorded != signalfs.SidecarStopping {
 		l.stop.slow = time.After(min(limit, stoppingMark))
 	}
 	if l.sidecar.exitSeen || l.sidecar.child == nil {
@@ -217,8 +205,8 @@ func (l *loop) onStopPoll() {
 		return
 	}
 	how := "sidecar stopped"
-	via := map[stopStep]string{quitting: "quit-url", quitWait: "quit-url", signalled: "signal", killed: "kill"}[l.stop.step]
-	if l.stop.step == killed {
+	via := map[stage]string{quitting: "quit-url", quitWait: "quit-url", signalled: "signal", killed: "kill"}[l.life.stage]
+	if l.life.stage == killed {
 		how = "sidecar killed"
 	}
 	l.log.Info(how, "via", via, "status", l.sidecar.status(), "took", time.Since(l.stop.started).Round(time.Millisecond))
@@ -227,8 +215,8 @@ func (l *loop) onStopPoll() {
 
 func (l *loop) onStopSlow() {
 	l.stop.slow = nil
-	if l.state.Phase != signalfs.SidecarStopping {
-		l.state.Phase = signalfs.SidecarStopping
+	if l.life.recorded != signalfs.SidecarStopping {
+		l.to(evSlow)
 		l.write()
 	}
 }
@@ -236,14 +224,14 @@ func (l *loop) onStopSlow() {
 // onStopDeadline: the current step took too long; take the next one.
 func (l *loop) onStopDeadline() {
 	l.stop.deadline = nil
-	switch l.stop.step {
+	switch l.life.stage {
 	case quitWait:
 		l.log.Warn("sidecar still running after the quit URL and --grace; using the stop signal", "grace", l.cfg.Grace)
 		l.sendStopSignal()
 	case signalled:
 		l.log.Warn("sidecar did not stop within --grace; sending SIGKILL to its process group and every process it started", "grace", l.cfg.Grace)
 		l.sidecar.killAll()
-		l.stop.step = killed
+		l.to(evKillSent)
 		l.waitStep(killWait)
 	case killed:
 		// Stuck in the kernel: exiting is still right, the container's
