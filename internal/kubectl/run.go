@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,11 +36,14 @@ type pod struct {
 	plan     *inject.Plan
 	platform resolve.Platform
 	ops      []inject.Op
+	applied  []inject.Op // ops as the editor applied them, in the document
 }
 
-// parsed is a document read into its tree, with the Pod templates in it.
+// parsed is a document as kubectl reads it, with the Pod templates in it;
+// root is its source tree, read only when it changes.
 type parsed struct {
 	doc  *document
+	json []byte // the document's meaning
 	root *snode
 	pods []*pod
 }
@@ -79,13 +83,17 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	}
 	texts := make(map[*document]string)
 	for _, p := range all {
-		text, changed, err := applyAll(p)
+		text, changed, err := editDocument(p, opts != nil)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		if changed {
 			texts[p.doc] = text
 		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	var buf bytes.Buffer
 	writeDocuments(&buf, docs, texts)
@@ -93,21 +101,28 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	return err
 }
 
-// parse reads a document and decides each of its Pod templates (for
-// uninject, the changes too). nil for a document without templates.
+// parse reads a document as kubectl does and decides each of its Pod
+// templates (for uninject, the changes too). nil for a document without
+// templates.
 func parse(d *document, injecting bool) (*parsed, []string, error) {
-	root, err := parseDocument(d)
-	if err != nil || root == nil {
+	js, v, err := decodeDocument(d)
+	if err != nil || v == nil {
 		return nil, nil, err
 	}
-	templates, notes, err := findTemplates(d, root, "", "", "")
+	return parseDecoded(d, js, v, injecting)
+}
+
+// parseDecoded is parse of a document decoded already: js and v are its
+// meaning.
+func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []string, error) {
+	templates, notes, err := findTemplates(d, v, "", "", "")
 	if err != nil || len(templates) == 0 {
 		return nil, notes, err
 	}
-	p := &parsed{doc: d, root: root}
+	p := &parsed{doc: d, json: js}
 	var errs []error
 	for _, t := range templates {
-		js, err := jsonOf(d.raw, t.obj)
+		js, err := json.Marshal(t.obj)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
 			continue
@@ -150,13 +165,7 @@ func parseDocument(d *document) (*snode, error) {
 		return nil, nil
 	}
 	if err != nil {
-		if helmTemplate(d.raw) {
-			return nil, fmt.Errorf("%s: %s", d, helmHint)
-		}
 		return nil, fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, err))
-	}
-	if helmTemplate(d.raw) {
-		return nil, fmt.Errorf("%s: %s", d, helmHint)
 	}
 	if err := checkAliases(&root); err != nil {
 		return nil, fmt.Errorf("%s: %w", d, err)
@@ -166,18 +175,6 @@ func parseDocument(d *document) (*snode, error) {
 		return nil, fmt.Errorf("%s: %s", d, absoluteLines(d, err))
 	}
 	return n, nil
-}
-
-const helmHint = "this is a Helm template ({{ ... }}), not a manifest: render it first, e.g. `helm template RELEASE CHART | kubectl job-signal inject -f -`"
-
-// helmTemplate says whether text uses Helm's template actions.
-func helmTemplate(text string) bool {
-	for _, mark := range []string{"{{ .Values", "{{- ", "{{ include", "{{ .Release", "{{ template", "{{- if", "{{ if", "{{ toYaml"} {
-		if strings.Contains(text, mark) {
-			return true
-		}
-	}
-	return false
 }
 
 // injectAll looks up the images the templates need and decides each
@@ -206,6 +203,27 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	return errors.Join(errs...)
 }
 
+// editDocument writes a document's changes into its bytes, read back as kubectl
+// reads them (verify): "", false when it has none.
+func editDocument(p *parsed, injecting bool) (string, bool, error) {
+	if !p.changes() {
+		return "", false, nil
+	}
+	root, err := parseDocument(p.doc)
+	if err != nil {
+		return "", false, err
+	}
+	p.root = root
+	text, changed, err := applyAll(p)
+	if err != nil || !changed {
+		return "", false, err
+	}
+	if err := verify(p, text, injecting); err != nil {
+		return "", false, err
+	}
+	return text, true, nil
+}
+
 // applyAll edits a document's bytes with the changes of its templates.
 func applyAll(p *parsed) (string, bool, error) {
 	ed := newEditor(p.doc.raw, p.root, p.doc.json)
@@ -228,6 +246,7 @@ func applyAll(p *parsed) (string, bool, error) {
 		if err := ed.apply(last); err != nil {
 			return "", false, fmt.Errorf("%s: %w", pd.where, err)
 		}
+		pd.applied = append(ops[:len(ops)-1:len(ops)-1], last)
 	}
 	if !changed {
 		return "", false, nil
