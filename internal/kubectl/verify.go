@@ -31,22 +31,31 @@ func verify(p *parsed, text string, injecting bool) error {
 	out := &document{index: p.doc.index, line: p.doc.line, sep: p.doc.sep, raw: text, json: p.doc.json}
 	gotJSON, got, err := decodeDocument(out)
 	if err != nil {
-		return fmt.Errorf("%s: inject cannot edit this layout (its result would not read back: %s); nothing was written: write the fields it changes in plain block style", p.doc, oneLine(err))
+		return cannotEdit(p.doc, "its result would not read back: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
 	if at, differ := difference(want, got, ""); differ {
-		return fmt.Errorf("%s: inject cannot edit this layout (its result would read differently at %s); nothing was written: write the fields it changes in plain block style", p.doc, at)
+		return cannotEdit(p.doc, "its result would read differently at "+at)
 	}
 	if !injecting {
 		return nil
 	}
 	back, err := undo(out, gotJSON, got)
 	if err != nil {
-		return fmt.Errorf("%s: inject cannot edit this layout so that uninject gives it back (%s); nothing was written: write the fields it changes in plain block style", p.doc, oneLine(err))
+		return cannotEdit(p.doc, "uninject could not undo it: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
 	if back != p.doc.raw {
-		return fmt.Errorf("%s: inject cannot edit this layout so that uninject gives it back byte for byte (line %d would differ); nothing was written: write the fields it changes in plain block style", p.doc, p.doc.line+firstDifferentLine(back, p.doc.raw)-1)
+		return cannotEdit(p.doc, fmt.Sprintf("uninject would not give line %d back as it is", p.doc.line+firstDifferentLine(back, p.doc.raw)-1))
 	}
 	return nil
+}
+
+// cannotEdit is the one-line refusal of a layout the editor gets wrong.
+func cannotEdit(d *document, why string) error {
+	layout := "block style"
+	if d.json {
+		layout = "the layout of kubectl get -o json"
+	}
+	return fmt.Errorf("%s: inject cannot edit this layout (%s); nothing was written: write command, args and the lists inject adds to (volumes, volumeMounts, initContainers) in %s", d, why, layout)
 }
 
 // undo is uninject of one edited document, in memory; js and v are its
