@@ -58,19 +58,28 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	if err != nil {
 		return err
 	}
+	type read struct {
+		p     *parsed
+		notes []string
+		err   error
+	}
+	reads := make([]read, len(docs))
+	forEach(len(docs), func(i int) {
+		r := &reads[i]
+		r.p, r.notes, r.err = parse(docs[i], opts != nil)
+	})
 	var all []*parsed
 	var errs []error
-	for _, d := range docs {
-		p, notes, err := parse(d, opts != nil)
-		for _, n := range notes {
+	for _, r := range reads {
+		for _, n := range r.notes {
 			fmt.Fprintln(stderr, "note:", n)
 		}
-		if err != nil {
-			errs = append(errs, err)
+		if r.err != nil {
+			errs = append(errs, r.err)
 			continue
 		}
-		if p != nil {
-			all = append(all, p)
+		if r.p != nil {
+			all = append(all, r.p)
 		}
 	}
 	if len(errs) > 0 {
@@ -81,15 +90,24 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 			return err
 		}
 	}
+	type edited struct {
+		text    string
+		changed bool
+		err     error
+	}
+	edits := make([]edited, len(all))
+	forEach(len(all), func(i int) {
+		e := &edits[i]
+		e.text, e.changed, e.err = editDocument(all[i], opts != nil)
+	})
 	texts := make(map[*document]string)
-	for _, p := range all {
-		text, changed, err := editDocument(p, opts != nil)
-		if err != nil {
-			errs = append(errs, err)
+	for i, e := range edits {
+		if e.err != nil {
+			errs = append(errs, e.err)
 			continue
 		}
-		if changed {
-			texts[p.doc] = text
+		if e.changed {
+			texts[all[i].doc] = e.text
 		}
 	}
 	if len(errs) > 0 {
