@@ -21,13 +21,22 @@ import (
 // document's meaning as JSON, v the same as generic values (numbers as
 // json.Number); both nil for a document with nothing but comments.
 func decodeDocument(d *document) (js []byte, v any, err error) {
+	return decode(d, true)
+}
+
+// decode is decodeDocument, strict or not.
+func decode(d *document, strict bool) (js []byte, v any, err error) {
 	if d.json {
-		if err := jsonDuplicates(d); err != nil {
+		if err := jsonDuplicates(d); err != nil && strict {
 			return nil, nil, fmt.Errorf("%s: %w", d, err)
 		}
 		js = []byte(strings.TrimSpace(d.raw))
 	} else {
-		js, err = sigsyaml.YAMLToJSONStrict([]byte(d.raw))
+		toJSON := sigsyaml.YAMLToJSON
+		if strict {
+			toJSON = sigsyaml.YAMLToJSONStrict
+		}
+		js, err = toJSON([]byte(d.raw))
 		if err != nil {
 			return nil, nil, yamlError(d, err)
 		}
@@ -68,7 +77,7 @@ func yamlError(d *document, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
 	if m := duplicateYAML.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
-		return fmt.Errorf("%s: key %s is twice in one mapping (line %d): kubectl keeps the last, other readers the first; keep one", d, m[2], d.line+n-1)
+		return fmt.Errorf("%s: %w", d, &duplicateKey{key: m[2], line: d.line + n - 1, in: "mapping"})
 	}
 	if loc := templateMark.FindStringIndex(d.raw); loc != nil {
 		line := d.line + strings.Count(d.raw[:loc[0]], "\n")
@@ -93,16 +102,21 @@ func jsonDuplicates(d *document) error {
 		return nil
 	}
 	lead := len(d.raw) - len(strings.TrimLeft(d.raw, " \t\r\n"))
-	line := d.line + strings.Count(d.raw[lead:dup.offset], "\n")
-	return fmt.Errorf("key %q is twice in one object (line %d): kubectl keeps the last, other readers the first; keep one", dup.key, line)
+	dup.line = d.line + strings.Count(d.raw[lead:dup.offset], "\n")
+	return dup
 }
 
+// duplicateKey is a key twice in one mapping or object.
 type duplicateKey struct {
-	key    string
-	offset int64
+	key    string // as the reader quotes it
+	offset int64  // in a JSON document
+	line   int    // in the input
+	in     string // "mapping" or "object"
 }
 
-func (e *duplicateKey) Error() string { return "duplicate key " + e.key }
+func (e *duplicateKey) Error() string {
+	return fmt.Sprintf("key %s is twice in one %s (line %d): kubectl keeps the last, other readers the first; keep one", e.key, e.in, e.line)
+}
 
 // jsonKeys reads one value from dec, failing on the first key that is
 // twice in an object.
@@ -124,7 +138,7 @@ func jsonKeys(dec *json.Decoder, depth int) error {
 			}
 			key, _ := k.(string)
 			if seen[key] {
-				return &duplicateKey{key, dec.InputOffset()}
+				return &duplicateKey{key: strconv.Quote(key), offset: dec.InputOffset(), in: "object"}
 			}
 			seen[key] = true
 			if err := jsonKeys(dec, depth+1); err != nil {
@@ -141,4 +155,15 @@ func jsonKeys(dec *json.Decoder, depth int) error {
 		_, err = dec.Token()
 	}
 	return err
+}
+
+// holdsTemplates says whether a document, read leniently, holds a Pod
+// template: one that does not is passed through, even with a key twice.
+func holdsTemplates(d *document) bool {
+	_, v, err := decode(d, false)
+	if err != nil {
+		return true
+	}
+	templates, _, err := findTemplates(d, v, "", "", "")
+	return err != nil || len(templates) > 0
 }

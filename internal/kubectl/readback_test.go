@@ -186,7 +186,7 @@ func TestDuplicateKeysRefused(t *testing.T) {
 // hold: text that looks like a template inside a string, a plain scalar
 // over several lines, a key twice.
 func TestUnchangedDocumentsPassThrough(t *testing.T) {
-	configMap := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mesh\ndata:\n  template: |\n    {{ .Values.image }}\n    {{- if .Values.tls }}tls{{ end }}\n  plain: one\n    two\n    three\n  mesh: '{{ include \"x\" . }}'\n"
+	configMap := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mesh\ndata:\n  template: |\n    {{ .Values.image }}\n    {{- if .Values.tls }}tls{{ end }}\n  plain: one\n    two\n    three\n  mesh: '{{ include \"x\" . }}'\n  mesh: twice\n"
 	deployment := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx\n        args: [a\n          b]\n"
 	job := jobWith("      - name: app\n        image: busybox\n        command: [sh, -c, 'echo {{ not a template }}']\n")
 	input := configMap + "---\n" + deployment + "---\n" + job

@@ -124,6 +124,9 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 // templates.
 func parse(d *document, injecting bool) (*parsed, []string, error) {
 	js, v, err := decodeDocument(d)
+	if dup := (*duplicateKey)(nil); errors.As(err, &dup) && !holdsTemplates(d) {
+		return nil, nil, nil // passed through, whatever it holds
+	}
 	if err != nil || v == nil {
 		return nil, nil, err
 	}
