@@ -236,6 +236,7 @@ func editDocument(p *parsed, injecting bool) (string, bool, error) {
 	}
 	p.root = root
 	text, changed, err := applyAll(p)
+	p.root = nil // each document's tree lives only while it is edited
 	if err != nil || !changed {
 		return "", false, err
 	}
