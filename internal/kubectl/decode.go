@@ -11,7 +11,60 @@ import (
 	"strings"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/resolve"
 )
+
+// parse reads a document as kubectl does and decides each of its Pod
+// templates (for uninject, the changes too). nil for a document without
+// templates.
+func parse(d *document, injecting bool) (*parsed, []string, error) {
+	js, v, err := decodeDocument(d)
+	if dup := (*duplicateKey)(nil); errors.As(err, &dup) && !holdsTemplates(d) {
+		return nil, nil, nil // passed through, whatever it holds
+	}
+	if err != nil || v == nil {
+		return nil, nil, err
+	}
+	return parseDecoded(d, js, v, injecting)
+}
+
+// parseDecoded is parse of a document decoded already: js and v are its
+// meaning.
+func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []string, error) {
+	templates, notes, err := findTemplates(d, v, "", "", "")
+	if err != nil || len(templates) == 0 {
+		return nil, notes, err
+	}
+	p := &parsed{doc: d, json: js}
+	var errs []error
+	for _, t := range templates {
+		js, err := json.Marshal(t.obj)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
+			continue
+		}
+		pd := &pod{template: t, json: js}
+		if injecting {
+			pd.plan, err = inject.Prepare(js)
+			if err == nil && pd.plan.Nothing() != "" {
+				notes = append(notes, fmt.Sprintf("%s: left unchanged: %s", t.where, pd.plan.Nothing()))
+			}
+		} else {
+			var res inject.Result
+			res, err = inject.Uninject(js)
+			pd.ops = res.Ops
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
+			continue
+		}
+		pd.platform = resolve.Platform{OS: "linux", Architecture: nodeArch(t.obj)}
+		p.pods = append(p.pods, pd)
+	}
+	return p, notes, errors.Join(errs...)
+}
 
 // decodeDocument reads a document the way kubectl reads it: a JSON value
 // with encoding/json, YAML with sigs.k8s.io/yaml (the reader under

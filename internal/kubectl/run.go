@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -119,56 +118,6 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	return err
 }
 
-// parse reads a document as kubectl does and decides each of its Pod
-// templates (for uninject, the changes too). nil for a document without
-// templates.
-func parse(d *document, injecting bool) (*parsed, []string, error) {
-	js, v, err := decodeDocument(d)
-	if dup := (*duplicateKey)(nil); errors.As(err, &dup) && !holdsTemplates(d) {
-		return nil, nil, nil // passed through, whatever it holds
-	}
-	if err != nil || v == nil {
-		return nil, nil, err
-	}
-	return parseDecoded(d, js, v, injecting)
-}
-
-// parseDecoded is parse of a document decoded already: js and v are its
-// meaning.
-func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []string, error) {
-	templates, notes, err := findTemplates(d, v, "", "", "")
-	if err != nil || len(templates) == 0 {
-		return nil, notes, err
-	}
-	p := &parsed{doc: d, json: js}
-	var errs []error
-	for _, t := range templates {
-		js, err := json.Marshal(t.obj)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
-			continue
-		}
-		pd := &pod{template: t, json: js}
-		if injecting {
-			pd.plan, err = inject.Prepare(js)
-			if err == nil && pd.plan.Nothing() != "" {
-				notes = append(notes, fmt.Sprintf("%s: left unchanged: %s", t.where, pd.plan.Nothing()))
-			}
-		} else {
-			var res inject.Result
-			res, err = inject.Uninject(js)
-			pd.ops = res.Ops
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
-			continue
-		}
-		pd.platform = resolve.Platform{OS: "linux", Architecture: nodeArch(t.obj)}
-		p.pods = append(p.pods, pd)
-	}
-	return p, notes, errors.Join(errs...)
-}
-
 // parseDocument reads a document into its tree: JSON with its own reader
 // (strings as encoding/json decodes them), YAML with kyaml's yaml.v3.
 // nil for a document with nothing but comments.
@@ -222,28 +171,6 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		p.ops = res.Ops
 	}
 	return errors.Join(errs...)
-}
-
-// editDocument writes a document's changes into its bytes, read back as kubectl
-// reads them (verify): "", false when it has none.
-func editDocument(p *parsed, injecting bool) (string, bool, error) {
-	if !p.changes() {
-		return "", false, nil
-	}
-	root, err := parseDocument(p.doc)
-	if err != nil {
-		return "", false, err
-	}
-	p.root = root
-	text, changed, err := applyAll(p)
-	p.root = nil // each document's tree lives only while it is edited
-	if err != nil || !changed {
-		return "", false, err
-	}
-	if err := verify(p, text, injecting); err != nil {
-		return "", false, err
-	}
-	return text, true, nil
 }
 
 // applyAll edits a document's bytes with the changes of its templates.

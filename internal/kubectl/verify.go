@@ -10,6 +10,28 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
+// editDocument writes a document's changes into its bytes, read back as kubectl
+// reads them (verify): "", false when it has none.
+func editDocument(p *parsed, injecting bool) (string, bool, error) {
+	if !p.changes() {
+		return "", false, nil
+	}
+	root, err := parseDocument(p.doc)
+	if err != nil {
+		return "", false, err
+	}
+	p.root = root
+	text, changed, err := applyAll(p)
+	p.root = nil // each document's tree lives only while it is edited
+	if err != nil || !changed {
+		return "", false, err
+	}
+	if err := verify(p, text, injecting); err != nil {
+		return "", false, err
+	}
+	return text, true, nil
+}
+
 // verify reads an edited document back the way kubectl reads it and
 // refuses it unless it means what inject's ops give when applied to the
 // input's meaning (as the API server applies the webhook's patch), and,
