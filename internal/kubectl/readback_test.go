@@ -251,3 +251,52 @@ func prettyJSON(t *testing.T, compact string) string {
 	}
 	return b.String() + "\n"
 }
+
+// verify refuses an edit that does not read back as inject's ops mean, or
+// that uninject does not undo byte for byte, in one line that names the
+// document and says what to do: whatever the editor gets wrong.
+func TestVerifyRefusesWrongEdits(t *testing.T) {
+	input := "kind: ConfigMap\n---\n" + jobWith("      - name: app\n        image: busybox\n        command: [sh, -c, echo hi]\n")
+	docs, err := readDocuments(strings.NewReader(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := parse(docs[1], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := injectAll(t.Context(), []*parsed{p}, &Options{Offline: true, Installer: version.Image}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	text, changed, err := editDocument(p, true)
+	if err != nil || !changed {
+		t.Fatalf("the edit: %v", err)
+	}
+	for _, tc := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"not YAML", text + "      bad: [\n", []string{"would not read back", "malformed YAML"}},
+		{"another meaning", text[:strings.LastIndex(text, "echo hi")] + "echo ho" + text[strings.LastIndex(text, "echo hi")+len("echo hi"):], []string{"would read differently at /spec/template/spec/containers/0/args/"}},
+		{"a key twice", text + "kind: Job\n", []string{"would not read back", `key "kind" is twice`}},
+		{"not undone", "# a comment inject never writes\n" + text, []string{"uninject would not give line 3 back"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := verify(p, tc.text, true)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range append(tc.want, "document 2 (line 3): inject cannot edit this layout", "nothing was written", "block style") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q lacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("more than one line: %q", err)
+			}
+		})
+	}
+	if err := verify(p, text, true); err != nil {
+		t.Errorf("the plugin's own edit: %v", err)
+	}
+}

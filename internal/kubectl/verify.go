@@ -3,6 +3,7 @@ package kubectl
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"strings"
@@ -111,12 +112,12 @@ func difference(a, b any, at string) (string, bool) {
 		if !ok || len(a) != len(b) {
 			return orRoot(at), true
 		}
-		for k, va := range a {
+		for _, k := range slices.Sorted(maps.Keys(a)) { // the same place every time
 			vb, ok := b[k]
 			if !ok {
 				return orRoot(at), true
 			}
-			if where, differ := difference(va, vb, at+inject.Pointer(k)); differ {
+			if where, differ := difference(a[k], vb, at+inject.Pointer(k)); differ {
 				return where, true
 			}
 		}
