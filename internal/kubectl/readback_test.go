@@ -188,13 +188,14 @@ func TestDuplicateKeysRefused(t *testing.T) {
 func TestUnchangedDocumentsPassThrough(t *testing.T) {
 	configMap := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mesh\ndata:\n  template: |\n    {{ .Values.image }}\n    {{- if .Values.tls }}tls{{ end }}\n  plain: one\n    two\n    three\n  mesh: '{{ include \"x\" . }}'\n  mesh: twice\n"
 	deployment := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx\n        args: [a\n          b]\n"
+	alone := "apiVersion: batch/v1\nkind: Job\nmetadata: {name: alone}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: app\n        image: busybox\n        env:\n        - name: NOTE\n          value: a plain scalar\n            over two lines\n"
 	job := jobWith("      - name: app\n        image: busybox\n        command: [sh, -c, 'echo {{ not a template }}']\n")
-	input := configMap + "---\n" + deployment + "---\n" + job
+	input := configMap + "---\n" + deployment + "---\n" + alone + "---\n" + job
 	out, _, err := run(t, input, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out, configMap+"---\n"+deployment+"---\n") {
+	if !strings.HasPrefix(out, configMap+"---\n"+deployment+"---\n"+alone+"---\n") {
 		t.Errorf("the documents without changes did not pass through:\n%s", out)
 	}
 	if !strings.Contains(out, "job-signal-install") || !strings.Contains(out, "echo {{ not a template }}") {
