@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Limits on what inject reads. The API server takes objects up to 3 MiB
@@ -170,4 +172,23 @@ func absoluteLines(d *document, err error) string {
 		n, _ := strconv.Atoi(m[len("line "):])
 		return fmt.Sprintf("line %d", d.line+n-1)
 	})
+}
+
+// forEach calls f(0) ... f(n-1), as many at once as there are CPUs:
+// documents are read, edited and checked each on its own.
+func forEach(n int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range next {
+				f(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }

@@ -7,13 +7,13 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// template is one Pod template found in a document: a mapping with
-// metadata (annotations) and spec (a PodSpec).
+// template is one Pod template found in a document: an object with
+// metadata (annotations) and spec (a PodSpec), as kubectl reads it.
 type template struct {
 	doc    *document
-	where  string // "document 2 (line 14), Job nightly-export, spec.template"
-	obj    *snode // the mapping holding metadata and spec
-	prefix string // its JSON Pointer in the document
+	where  string         // "document 2 (line 14), Job nightly-export, spec.template"
+	obj    map[string]any // the object holding metadata and spec
+	prefix string         // its JSON Pointer in the document
 }
 
 // neverComplete are the kinds whose Pods are restarted when they end, so
@@ -46,16 +46,17 @@ func ours(kind, apiVersion string) bool {
 // findTemplates returns the Pod templates of the object root (a Job,
 // CronJob, Pod or a List of them), and notes for kinds passed through.
 // implied is the kind of an item of a typed list, which may leave it out.
-func findTemplates(d *document, root *snode, where, pointer, implied string) (found []template, notes []string, err error) {
-	if root.kind != mapKind {
+func findTemplates(d *document, v any, where, pointer, implied string) (found []template, notes []string, err error) {
+	root, isObject := v.(map[string]any)
+	if !isObject {
 		return nil, nil, nil // not an object: passed through
 	}
-	kind := scalar(mapValue(root, "kind"))
+	kind := scalar(root, "kind")
 	if kind == "" {
 		kind = implied
 	}
-	apiVersion := scalar(mapValue(root, "apiVersion"))
-	name := scalar(mapValue(mapValue(root, "metadata"), "name"))
+	apiVersion := scalar(root, "apiVersion")
+	name := scalar(mapValue(root, "metadata"), "name")
 	label := strings.TrimSpace(kind + " " + name)
 	if where == "" {
 		where = fmt.Sprintf("%s, %s", d, label)
@@ -77,14 +78,14 @@ func findTemplates(d *document, root *snode, where, pointer, implied string) (fo
 	obj := root
 	for _, key := range path {
 		obj = mapValue(obj, key)
-		if obj == nil || obj.kind != mapKind {
+		if obj == nil {
 			return nil, nil, fmt.Errorf("%s: %s is missing or not an object", where, strings.Join(path, "."))
 		}
 	}
 	if len(path) > 0 {
 		where += ", " + strings.Join(path, ".")
 	}
-	if spec := mapValue(obj, "spec"); spec == nil || spec.kind != mapKind {
+	if mapValue(obj, "spec") == nil {
 		return nil, nil, fmt.Errorf("%s: spec is missing or not an object", where)
 	}
 	return []template{{doc: d, where: where, obj: obj, prefix: pointer + inject.Pointer(path...)}}, nil, nil
@@ -92,21 +93,22 @@ func findTemplates(d *document, root *snode, where, pointer, implied string) (fo
 
 // findInList looks into items. A typed list (JobList, PodList...) holds
 // one kind only; a List may mix them, as kubectl get writes it.
-func findInList(d *document, root *snode, kind, where, pointer string) (found []template, notes []string, err error) {
-	items := mapValue(root, "items")
-	if items == nil {
+func findInList(d *document, root map[string]any, kind, where, pointer string) (found []template, notes []string, err error) {
+	if root["items"] == nil {
 		return nil, nil, nil
 	}
-	if items.kind != seqKind {
+	items, isList := root["items"].([]any)
+	if !isList {
 		return nil, nil, fmt.Errorf("%s: items is not a list", where)
 	}
 	itemKind := strings.TrimSuffix(kind, "List")
-	for i, item := range items.kids {
+	for i, v := range items {
 		at := fmt.Sprintf("%s, items[%d]", where, i)
-		if item.kind != mapKind {
+		item, isObject := v.(map[string]any)
+		if !isObject {
 			return nil, nil, fmt.Errorf("%s: not an object", at)
 		}
-		k := scalar(mapValue(item, "kind"))
+		k := scalar(item, "kind")
 		switch {
 		case itemKind != "" && k != "" && k != itemKind:
 			return nil, nil, fmt.Errorf("%s.kind is %s, but a %s holds only %ss: split the list or make it a List", at, k, kind, itemKind)
@@ -122,22 +124,20 @@ func findInList(d *document, root *snode, kind, where, pointer string) (found []
 	return found, notes, nil
 }
 
-func mapValue(n *snode, key string) *snode {
-	if n == nil || n.kind != mapKind {
-		return nil
-	}
-	v, _ := n.get(key)
+// mapValue is the object at key of obj; nil if it is missing or not an
+// object.
+func mapValue(obj map[string]any, key string) map[string]any {
+	v, _ := obj[key].(map[string]any)
 	return v
 }
 
-func scalar(n *snode) string {
-	if n == nil || n.kind != scalarKind {
-		return ""
-	}
-	return n.str
+// scalar is the string at key of obj; "" if it is missing or not a string.
+func scalar(obj map[string]any, key string) string {
+	s, _ := obj[key].(string)
+	return s
 }
 
 // nodeArch is the template's nodeSelector kubernetes.io/arch, if any.
-func nodeArch(obj *snode) string {
-	return scalar(mapValue(mapValue(mapValue(obj, "spec"), "nodeSelector"), "kubernetes.io/arch"))
+func nodeArch(obj map[string]any) string {
+	return scalar(mapValue(mapValue(obj, "spec"), "nodeSelector"), "kubernetes.io/arch")
 }

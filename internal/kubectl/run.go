@@ -35,11 +35,14 @@ type pod struct {
 	plan     *inject.Plan
 	platform resolve.Platform
 	ops      []inject.Op
+	applied  []inject.Op // ops as the editor applied them, in the document
 }
 
-// parsed is a document read into its tree, with the Pod templates in it.
+// parsed is a document as kubectl reads it, with the Pod templates in it;
+// root is its source tree, read only when it changes.
 type parsed struct {
 	doc  *document
+	json []byte // the document's meaning
 	root *snode
 	pods []*pod
 }
@@ -54,19 +57,28 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	if err != nil {
 		return err
 	}
+	type read struct {
+		p     *parsed
+		notes []string
+		err   error
+	}
+	reads := make([]read, len(docs))
+	forEach(len(docs), func(i int) {
+		r := &reads[i]
+		r.p, r.notes, r.err = parse(docs[i], opts != nil)
+	})
 	var all []*parsed
 	var errs []error
-	for _, d := range docs {
-		p, notes, err := parse(d, opts != nil)
-		for _, n := range notes {
+	for _, r := range reads {
+		for _, n := range r.notes {
 			fmt.Fprintln(stderr, "note:", n)
 		}
-		if err != nil {
-			errs = append(errs, err)
+		if r.err != nil {
+			errs = append(errs, r.err)
 			continue
 		}
-		if p != nil {
-			all = append(all, p)
+		if r.p != nil {
+			all = append(all, r.p)
 		}
 	}
 	if len(errs) > 0 {
@@ -77,60 +89,33 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 			return err
 		}
 	}
+	type edited struct {
+		text    string
+		changed bool
+		err     error
+	}
+	edits := make([]edited, len(all))
+	forEach(len(all), func(i int) {
+		e := &edits[i]
+		e.text, e.changed, e.err = editDocument(all[i], opts != nil)
+	})
 	texts := make(map[*document]string)
-	for _, p := range all {
-		text, changed, err := applyAll(p)
-		if err != nil {
-			return err
+	for i, e := range edits {
+		if e.err != nil {
+			errs = append(errs, e.err)
+			continue
 		}
-		if changed {
-			texts[p.doc] = text
+		if e.changed {
+			texts[all[i].doc] = e.text
 		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	var buf bytes.Buffer
 	writeDocuments(&buf, docs, texts)
 	_, err = out.Write(buf.Bytes())
 	return err
-}
-
-// parse reads a document and decides each of its Pod templates (for
-// uninject, the changes too). nil for a document without templates.
-func parse(d *document, injecting bool) (*parsed, []string, error) {
-	root, err := parseDocument(d)
-	if err != nil || root == nil {
-		return nil, nil, err
-	}
-	templates, notes, err := findTemplates(d, root, "", "", "")
-	if err != nil || len(templates) == 0 {
-		return nil, notes, err
-	}
-	p := &parsed{doc: d, root: root}
-	var errs []error
-	for _, t := range templates {
-		js, err := jsonOf(d.raw, t.obj)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
-			continue
-		}
-		pd := &pod{template: t, json: js}
-		if injecting {
-			pd.plan, err = inject.Prepare(js)
-			if err == nil && pd.plan.Nothing() != "" {
-				notes = append(notes, fmt.Sprintf("%s: left unchanged: %s", t.where, pd.plan.Nothing()))
-			}
-		} else {
-			var res inject.Result
-			res, err = inject.Uninject(js)
-			pd.ops = res.Ops
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
-			continue
-		}
-		pd.platform = resolve.Platform{OS: "linux", Architecture: nodeArch(t.obj)}
-		p.pods = append(p.pods, pd)
-	}
-	return p, notes, errors.Join(errs...)
 }
 
 // parseDocument reads a document into its tree: JSON with its own reader
@@ -150,13 +135,7 @@ func parseDocument(d *document) (*snode, error) {
 		return nil, nil
 	}
 	if err != nil {
-		if helmTemplate(d.raw) {
-			return nil, fmt.Errorf("%s: %s", d, helmHint)
-		}
 		return nil, fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, err))
-	}
-	if helmTemplate(d.raw) {
-		return nil, fmt.Errorf("%s: %s", d, helmHint)
 	}
 	if err := checkAliases(&root); err != nil {
 		return nil, fmt.Errorf("%s: %w", d, err)
@@ -166,18 +145,6 @@ func parseDocument(d *document) (*snode, error) {
 		return nil, fmt.Errorf("%s: %s", d, absoluteLines(d, err))
 	}
 	return n, nil
-}
-
-const helmHint = "this is a Helm template ({{ ... }}), not a manifest: render it first, e.g. `helm template RELEASE CHART | kubectl job-signal inject -f -`"
-
-// helmTemplate says whether text uses Helm's template actions.
-func helmTemplate(text string) bool {
-	for _, mark := range []string{"{{ .Values", "{{- ", "{{ include", "{{ .Release", "{{ template", "{{- if", "{{ if", "{{ toYaml"} {
-		if strings.Contains(text, mark) {
-			return true
-		}
-	}
-	return false
 }
 
 // injectAll looks up the images the templates need and decides each
@@ -228,6 +195,7 @@ func applyAll(p *parsed) (string, bool, error) {
 		if err := ed.apply(last); err != nil {
 			return "", false, fmt.Errorf("%s: %w", pd.where, err)
 		}
+		pd.applied = append(ops[:len(ops)-1:len(ops)-1], last)
 	}
 	if !changed {
 		return "", false, nil

@@ -1,0 +1,169 @@
+package kubectl
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/job-signal/job-signal/inject"
+)
+
+// editDocument writes a document's changes into its bytes, read back as kubectl
+// reads them (verify): "", false when it has none.
+func editDocument(p *parsed, injecting bool) (string, bool, error) {
+	if !p.changes() {
+		return "", false, nil
+	}
+	root, err := parseDocument(p.doc)
+	if err != nil {
+		return "", false, err
+	}
+	p.root = root
+	text, changed, err := applyAll(p)
+	p.root = nil // each document's tree lives only while it is edited
+	if err != nil || !changed {
+		return "", false, err
+	}
+	if err := verify(p, text, injecting); err != nil {
+		return "", false, err
+	}
+	return text, true, nil
+}
+
+// verify reads an edited document back the way kubectl reads it and
+// refuses it unless it means what inject's ops give when applied to the
+// input's meaning (as the API server applies the webhook's patch), and,
+// when injecting, unless uninject gives the input back byte for byte. A
+// layout the editor gets wrong is so a refusal, never a wrong file.
+func verify(p *parsed, text string, injecting bool) error {
+	var ops []inject.Op
+	for _, pd := range p.pods {
+		ops = append(ops, pd.applied...)
+	}
+	wantJSON, err := inject.Apply(p.json, ops)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.doc, err)
+	}
+	want, err := decodeValue(wantJSON)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.doc, err)
+	}
+	out := &document{index: p.doc.index, line: p.doc.line, sep: p.doc.sep, raw: text, json: p.doc.json}
+	gotJSON, got, err := decodeDocument(out)
+	if err != nil {
+		return cannotEdit(p.doc, "its result would not read back: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
+	}
+	if at, differ := difference(want, got, ""); differ {
+		return cannotEdit(p.doc, "its result would read differently at "+at)
+	}
+	if !injecting {
+		return nil
+	}
+	back, err := undo(out, gotJSON, got)
+	if err != nil {
+		return cannotEdit(p.doc, "uninject could not undo it: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
+	}
+	if back != p.doc.raw {
+		return cannotEdit(p.doc, fmt.Sprintf("uninject would not give line %d back as it is", p.doc.line+firstDifferentLine(back, p.doc.raw)-1))
+	}
+	return nil
+}
+
+// cannotEdit is the one-line refusal of a layout the editor gets wrong.
+func cannotEdit(d *document, why string) error {
+	layout := "block style"
+	if d.json {
+		layout = "the layout of kubectl get -o json"
+	}
+	return fmt.Errorf("%s: inject cannot edit this layout (%s); nothing was written: write command, args and the lists inject adds to (volumes, volumeMounts, initContainers) in %s", d, why, layout)
+}
+
+// undo is uninject of one edited document, in memory; js and v are its
+// meaning.
+func undo(d *document, js []byte, v any) (string, error) {
+	p, _, err := parseDecoded(d, js, v, false)
+	if err != nil || p == nil || !p.changes() {
+		return d.raw, err
+	}
+	if p.root, err = parseDocument(d); err != nil {
+		return "", err
+	}
+	text, changed, err := applyAll(p)
+	if err != nil || !changed {
+		return d.raw, err
+	}
+	return text, nil
+}
+
+// changes says whether any template of the document has ops.
+func (p *parsed) changes() bool {
+	return slices.ContainsFunc(p.pods, func(pd *pod) bool { return len(pd.ops) > 0 })
+}
+
+// difference finds where two decoded values differ, as a JSON Pointer.
+// Numbers are equal when their values are.
+func difference(a, b any, at string) (string, bool) {
+	switch a := a.(type) {
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return orRoot(at), true
+		}
+		for _, k := range slices.Sorted(maps.Keys(a)) { // the same place every time
+			vb, ok := b[k]
+			if !ok {
+				return orRoot(at), true
+			}
+			if where, differ := difference(a[k], vb, at+inject.Pointer(k)); differ {
+				return where, true
+			}
+		}
+		return "", false
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return orRoot(at), true
+		}
+		for i := range a {
+			if where, differ := difference(a[i], b[i], fmt.Sprintf("%s/%d", at, i)); differ {
+				return where, true
+			}
+		}
+		return "", false
+	case json.Number:
+		b, ok := b.(json.Number)
+		return orRoot(at), !ok || !sameNumber(a, b)
+	}
+	return orRoot(at), a != b
+}
+
+func orRoot(at string) string {
+	if at == "" {
+		return "the top level"
+	}
+	return at
+}
+
+func sameNumber(a, b json.Number) bool {
+	if a == b {
+		return true
+	}
+	x, okx := new(big.Float).SetString(string(a))
+	y, oky := new(big.Float).SetString(string(b))
+	return okx && oky && x.Cmp(y) == 0
+}
+
+// firstDifferentLine is the 1-based line where a and b first differ.
+func firstDifferentLine(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return 1 + strings.Count(a[:n], "\n")
+}
+
+// oneLine keeps an error to one line.
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
