@@ -204,6 +204,11 @@ func (l *loop) onStopPoll() {
 		}
 		return
 	}
+	if l.life.stage == quitting {
+		// The sidecar quit before its answer reached the loop: the request
+		// worked, and the answer's handler will not run now.
+		l.log.Info("asked the sidecar to quit", "via", "quit-url", "url", l.cfg.QuitURL)
+	}
 	how := "sidecar stopped"
 	via := map[stage]string{quitting: "quit-url", quitWait: "quit-url", signalled: "signal", killed: "kill"}[l.life.stage]
 	if l.life.stage == killed {
