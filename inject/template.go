@@ -52,6 +52,11 @@ func readTemplate(data []byte) (*template, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)
 	}
+	return templateOf(raw)
+}
+
+// templateOf reads a Pod template decoded as readTemplate decodes it.
+func templateOf(raw map[string]any) (*template, error) {
 	t := &template{raw: raw}
 	meta, state, err := member(raw, "metadata")
 	if err != nil {
