@@ -7,8 +7,10 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Undoing a previous injection and checking whether injecting again
@@ -25,29 +27,30 @@ import (
 // errNotHere: applyTo leaves these ops to Apply.
 var errNotHere = errors.New("left to Apply")
 
-// applyTo applies ops to a copy of doc (a JSON object as readTemplate
-// decodes it) as Apply would to its JSON.
+// applyTo applies ops to doc (a JSON object as readTemplate decodes it)
+// as Apply would to its JSON, and returns the result. doc is left as it
+// is: the result shares the parts no op changes.
 func applyTo(doc map[string]any, ops []Op) (map[string]any, error) {
-	out, _ := copyJSON(doc).(map[string]any)
-	var root any = out
+	w := &writer{fresh: map[unsafe.Pointer]bool{}}
+	var root any = doc
 	for _, o := range ops {
 		var err error
 		switch o.Op {
 		case "add", "replace":
 			var v any
 			if v, err = generic(o.Value); err == nil {
-				root, err = at(root, pointerTokens(o.Path), func(c any, key string) (any, error) { return put(c, key, v, o.Op == "add") })
+				root, err = w.at(root, pointerTokens(o.Path), func(c any, key string) (any, error) { return w.put(c, key, v, o.Op == "add") })
 			}
 		case "remove":
-			root, err = at(root, pointerTokens(o.Path), func(c any, key string) (any, error) { c, _, err := take(c, key); return c, err })
+			root, err = w.at(root, pointerTokens(o.Path), func(c any, key string) (any, error) { c, _, err := w.take(c, key); return c, err })
 		case "move":
 			var v any
-			root, err = at(root, pointerTokens(o.From), func(c any, key string) (any, error) {
-				c, v, err = take(c, key)
+			root, err = w.at(root, pointerTokens(o.From), func(c any, key string) (any, error) {
+				c, v, err = w.take(c, key)
 				return c, err
 			})
 			if err == nil {
-				root, err = at(root, pointerTokens(o.Path), func(c any, key string) (any, error) { return put(c, key, v, true) })
+				root, err = w.at(root, pointerTokens(o.Path), func(c any, key string) (any, error) { return w.put(c, key, v, true) })
 			}
 		default:
 			err = errNotHere
@@ -56,8 +59,35 @@ func applyTo(doc map[string]any, ops []Op) (map[string]any, error) {
 			return nil, errNotHere
 		}
 	}
-	out, _ = root.(map[string]any)
+	out, _ := root.(map[string]any)
 	return out, nil
+}
+
+// writer changes copies of the objects and lists of a document, each
+// copied once, when first changed.
+type writer struct{ fresh map[unsafe.Pointer]bool }
+
+func (w *writer) ownMap(m map[string]any) map[string]any {
+	if w.fresh[reflect.ValueOf(m).UnsafePointer()] {
+		return m
+	}
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	w.fresh[reflect.ValueOf(out).UnsafePointer()] = true
+	return out
+}
+
+func (w *writer) ownList(l []any) []any {
+	if len(l) > 0 && w.fresh[unsafe.Pointer(&l[0])] {
+		return l
+	}
+	out := append(make([]any, 0, len(l)+1), l...)
+	if len(out) > 0 {
+		w.fresh[unsafe.Pointer(&out[0])] = true
+	}
+	return out
 }
 
 var pointerDecoder = strings.NewReplacer("~1", "/", "~0", "~")
@@ -82,7 +112,7 @@ func pointerTokens(path string) []string {
 // last token, and returns node with the container last returns in its
 // place. Every container on the way must exist and be an object or a
 // list.
-func at(node any, tokens []string, last func(container any, key string) (any, error)) (any, error) {
+func (w *writer) at(node any, tokens []string, last func(container any, key string) (any, error)) (any, error) {
 	if len(tokens) == 0 {
 		return nil, errNotHere
 	}
@@ -95,17 +125,25 @@ func at(node any, tokens []string, last func(container any, key string) (any, er
 		if !ok || child == nil {
 			return nil, errNotHere
 		}
-		c, err := at(child, tokens[1:], last)
+		c, err := w.at(child, tokens[1:], last)
+		if err != nil {
+			return nil, err
+		}
+		n = w.ownMap(n)
 		n[tokens[0]] = c
-		return n, err
+		return n, nil
 	case []any:
 		i, ok := listIndex(tokens[0], len(n))
 		if !ok {
 			return nil, errNotHere
 		}
-		c, err := at(n[i], tokens[1:], last)
+		c, err := w.at(n[i], tokens[1:], last)
+		if err != nil {
+			return nil, err
+		}
+		n = w.ownList(n)
 		n[i] = c
-		return n, err
+		return n, nil
 	}
 	return nil, errNotHere
 }
@@ -113,14 +151,15 @@ func at(node any, tokens []string, last func(container any, key string) (any, er
 // put sets key of an object, or the list item at key: inserted (add:
 // "-" or 0 to the list's length) or replaced (replace: an item that is
 // there). An object's member is set either way, as Apply sets it.
-func put(c any, key string, v any, insert bool) (any, error) {
+func (w *writer) put(c any, key string, v any, insert bool) (any, error) {
 	switch c := c.(type) {
 	case map[string]any:
+		c = w.ownMap(c)
 		c[key] = v
 		return c, nil
 	case []any:
 		if insert && key == "-" {
-			return append(c, v), nil
+			return append(w.ownList(c), v), nil
 		}
 		n := len(c)
 		if insert {
@@ -130,25 +169,26 @@ func put(c any, key string, v any, insert bool) (any, error) {
 		if !ok {
 			return nil, errNotHere
 		}
-		if !insert {
+		c = w.ownList(c)
+		if insert {
+			c = slices.Insert(c, i, v)
+		} else {
 			c[i] = v
-			return c, nil
 		}
-		out := make([]any, 0, len(c)+1)
-		out = append(append(append(out, c[:i]...), v), c[i:]...)
-		return out, nil
+		return c, nil
 	}
 	return nil, errNotHere
 }
 
 // take removes key (a member that is there, or an item) and returns it.
-func take(c any, key string) (any, any, error) {
+func (w *writer) take(c any, key string) (any, any, error) {
 	switch c := c.(type) {
 	case map[string]any:
 		v, ok := c[key]
 		if !ok {
 			return nil, nil, errNotHere
 		}
+		c = w.ownMap(c)
 		delete(c, key)
 		return c, v, nil
 	case []any:
@@ -157,8 +197,7 @@ func take(c any, key string) (any, any, error) {
 			return nil, nil, errNotHere
 		}
 		v := c[i]
-		out := make([]any, 0, len(c)-1)
-		return append(append(out, c[:i]...), c[i+1:]...), v, nil
+		return slices.Delete(w.ownList(c), i, i+1), v, nil
 	}
 	return nil, nil, errNotHere
 }
