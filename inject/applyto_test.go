@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 )
 
 // decodeDoc reads JSON as readTemplate does.
@@ -69,38 +65,13 @@ func mustEqualJSON(t *testing.T, a, b []byte) bool {
 // and injecting again with a changed annotation; and on ops it leaves to
 // Apply.
 func TestApplyToAsApply(t *testing.T) {
-	inputs, _ := filepath.Glob("testdata/shapes/*.in.yaml")
 	n := 0
-	for _, in := range inputs {
-		b, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s struct {
-			Annotations map[string]string      `json:"annotations,omitempty"`
-			Images      map[string]ImageConfig `json:"images,omitempty"`
-			Spec        json.RawMessage        `json:"spec"`
-		}
-		if err := yaml.Unmarshal(b, &s); err != nil {
-			t.Fatal(err)
-		}
-		tmpl := map[string]any{"spec": s.Spec}
-		if s.Annotations != nil {
-			tmpl["metadata"] = map[string]any{"annotations": s.Annotations}
-		}
-		data, _ := json.Marshal(tmpl)
-		plan, err := Prepare(data)
-		if err != nil || plan.Nothing() != "" {
-			continue
-		}
-		res, err := plan.Inject(s.Images, "ghcr.io/job-signal/job-signal:v1")
-		if err != nil {
-			continue
-		}
-		if !checkAsApply(t, data, res.Ops) {
+	for _, sh := range injectableShapes(t) {
+		in, data := sh.name, sh.data
+		if !checkAsApply(t, data, sh.ops) {
 			t.Fatalf("%s: applyTo left inject's ops to Apply", in)
 		}
-		injected, _ := Apply(data, res.Ops)
+		injected, _ := Apply(data, sh.ops)
 		again, err := Prepare(injected)
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
@@ -108,7 +79,7 @@ func TestApplyToAsApply(t *testing.T) {
 		if !checkAsApply(t, injected, again.undo) {
 			t.Fatalf("%s: applyTo left the undo to Apply", in)
 		}
-		redo, _, err := injectOps(again.orig, again.p, s.Images, again.known, again.text, "ghcr.io/job-signal/job-signal:v1")
+		redo, _, err := injectOps(again.orig, again.p, sh.images, again.known, again.text, "ghcr.io/job-signal/job-signal:v1")
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
@@ -125,7 +96,7 @@ func TestApplyToAsApply(t *testing.T) {
 		ann["example.com/<other>"] = "x & y"
 		editedJSON, _ := json.Marshal(edited)
 		if plan, err := Prepare(editedJSON); err == nil {
-			if res, err := plan.Inject(s.Images, "ghcr.io/job-signal/job-signal:v2"); err == nil {
+			if res, err := plan.Inject(sh.images, "ghcr.io/job-signal/job-signal:v2"); err == nil {
 				checkAsApply(t, editedJSON, res.Ops)
 			}
 		}

@@ -17,30 +17,8 @@ import (
 // values with every kind of character json.Marshal escapes.
 func TestPatchSameAsMarshal(t *testing.T) {
 	var cases [][]Op
-	inputs, _ := filepath.Glob("testdata/shapes/*.in.yaml")
-	for _, in := range inputs {
-		b, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s struct {
-			Annotations map[string]string      `json:"annotations,omitempty"`
-			Images      map[string]ImageConfig `json:"images,omitempty"`
-			Spec        json.RawMessage        `json:"spec"`
-		}
-		if err := yaml.Unmarshal(b, &s); err != nil {
-			t.Fatal(err)
-		}
-		data, _ := json.Marshal(map[string]any{"spec": s.Spec, "metadata": map[string]any{"annotations": s.Annotations}})
-		plan, err := Prepare(data)
-		if err != nil || plan.Nothing() != "" {
-			continue
-		}
-		res, err := plan.Inject(s.Images, "ghcr.io/job-signal/job-signal:v1")
-		if err != nil {
-			continue
-		}
-		cases = append(cases, res.Ops)
+	for _, sh := range injectableShapes(t) {
+		cases = append(cases, sh.ops)
 	}
 	if len(cases) < 10 {
 		t.Fatalf("only %d shapes injected", len(cases))
@@ -80,4 +58,48 @@ func mustPatch(t *testing.T, ops []Op) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// injectableShape is a shape of testdata/shapes that inject injects: its
+// template (JSON), image configs, and inject's ops.
+type injectableShape struct {
+	name   string
+	data   []byte
+	images map[string]ImageConfig
+	ops    []Op
+}
+
+func injectableShapes(t *testing.T) []injectableShape {
+	t.Helper()
+	inputs, _ := filepath.Glob("testdata/shapes/*.in.yaml")
+	var out []injectableShape
+	for _, in := range inputs {
+		b, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s struct {
+			Annotations map[string]string      `json:"annotations,omitempty"`
+			Images      map[string]ImageConfig `json:"images,omitempty"`
+			Spec        json.RawMessage        `json:"spec"`
+		}
+		if err := yaml.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		tmpl := map[string]any{"spec": s.Spec}
+		if s.Annotations != nil {
+			tmpl["metadata"] = map[string]any{"annotations": s.Annotations}
+		}
+		data, _ := json.Marshal(tmpl)
+		plan, err := Prepare(data)
+		if err != nil || plan.Nothing() != "" {
+			continue
+		}
+		res, err := plan.Inject(s.Images, "ghcr.io/job-signal/job-signal:v1")
+		if err != nil {
+			continue
+		}
+		out = append(out, injectableShape{name: in, data: data, images: s.Images, ops: res.Ops})
+	}
+	return out
 }
