@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -124,8 +123,8 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	if req.Kind.Kind != "Pod" || req.Kind.Group != "" || req.Operation != admissionv1.Create {
 		return resp, unchanged, reasonNotPod
 	}
-	pod = &corev1.Pod{}
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, pod); err != nil { // as the API server reads it
+	pod, err := readPod(req.Object.Raw)
+	if err != nil {
 		return c.answer(req.UID, nil, nil, fail(reasonUnreadable, false, fmt.Errorf("cannot read the Pod: %w", err)), log)
 	}
 	if ok, class, why := Decide(pod); !ok {
