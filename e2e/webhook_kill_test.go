@@ -76,7 +76,7 @@ func TestWebhookReplicaKill(t *testing.T) {
 			if err := victim.cmd.Process.Kill(); err != nil { // SIGKILL to its PID
 				t.Fatal(err)
 			}
-			t.Logf("killed the replica at %s after %d and %d injections (calls: the API server calls twice per Pod)", victim.addr, a, b)
+			t.Logf("killed the replica at %s after the replicas injected %d and %d Pods", victim.addr, a, b)
 			break
 		}
 		if time.Now().After(deadline) {

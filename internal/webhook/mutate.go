@@ -144,7 +144,11 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		log.Debug("not injected", "reason", nothing)
 		return resp, unchanged, reasonNothingToDo
 	}
-	log.Info("injected", "warnings", len(warnings))
+	if len(patch) == 0 { // injected already: the API server's second call, after other admission plugins
+		log.Debug("injected", "warnings", len(warnings), "changes", 0)
+	} else {
+		log.Info("injected", "warnings", len(warnings))
+	}
 	for _, w := range warnings {
 		resp.Warnings = append(resp.Warnings, oneLine("job-signal: "+w, maxReason))
 	}
