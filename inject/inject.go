@@ -92,7 +92,7 @@ func Prepare(data []byte) (*Plan, error) {
 // through JSON.
 func withoutInjection(t *template, ops []Op) (*template, error) {
 	if doc, err := applyTo(t.raw, ops); err == nil {
-		return templateOf(doc)
+		return templateOf(doc, nil)
 	}
 	raw, _ := json.Marshal(t.raw)
 	origJSON, err := Apply(raw, ops)
