@@ -11,59 +11,18 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/utils/ptr"
-
 	"github.com/job-signal/job-signal/internal/testing/webhooktest"
 	"github.com/job-signal/job-signal/internal/webhook"
 )
 
-// apiServerPod is a Job's Pod with a sidecar as the API server sends it
-// on the first call: defaults filled in, the ServiceAccount's token
-// mounted into every container, tolerations added.
-func apiServerPod() *corev1.Pod {
-	token := corev1.VolumeMount{Name: "kube-api-access-x1y2z", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}
-	defaulted := func(c corev1.Container) corev1.Container {
-		c.VolumeMounts = []corev1.VolumeMount{token}
-		c.TerminationMessagePath, c.TerminationMessagePolicy = "/dev/termination-log", corev1.TerminationMessageReadFile
-		c.ImagePullPolicy = corev1.PullIfNotPresent
-		return c
-	}
-	p := jobPod(defaulted(container("main", "sh", "-c", "echo main working; sleep 2; echo main done")),
-		defaulted(container("sidecar", "sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait")))
-	p.Annotations = nil
-	p.Labels = map[string]string{"batch.kubernetes.io/controller-uid": "0b6f1c9e-3d1a-4c55-9a57-3c4bd9b7c2a1",
-		"batch.kubernetes.io/job-name": "export", "controller-uid": "0b6f1c9e-3d1a-4c55-9a57-3c4bd9b7c2a1", "job-name": "export"}
-	p.OwnerReferences[0].Controller, p.OwnerReferences[0].BlockOwnerDeletion = ptr.To(true), ptr.To(true)
-	p.Spec.Volumes = []corev1.Volume{{Name: token.Name, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-		DefaultMode: ptr.To(int32(420)), Sources: []corev1.VolumeProjection{
-			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To(int64(3607))}},
-			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
-				Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
-		}}}}}
-	p.Spec.DNSPolicy, p.Spec.SchedulerName, p.Spec.ServiceAccountName = corev1.DNSClusterFirst, "default-scheduler", "default"
-	p.Spec.TerminationGracePeriodSeconds, p.Spec.EnableServiceLinks = ptr.To(int64(10)), ptr.To(true)
-	p.Spec.SecurityContext, p.Spec.Priority, p.Spec.PreemptionPolicy = &corev1.PodSecurityContext{}, ptr.To(int32(0)), ptr.To(corev1.PreemptLowerPriority)
-	for _, key := range []string{"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"} {
-		p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists,
-			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(300))})
-	}
-	_ = resource.MustParse // defaults carry no resources here
-	return p
-}
-
-// reviews are the two AdmissionReviews the API server sends for one
-// such Pod: the first call, and the call again after the ServiceAccount
-// admission mounted its token into the install container.
+// reviews are the two AdmissionReviews the API server sends for one Pod
+// of a Job with a sidecar: the first call, and the call again after the
+// ServiceAccount admission mounted its token into the install container.
 func reviews(b *testing.B) (first, again []byte) {
 	s := webhooktest.Start(b, &webhook.Config{})
-	pod := apiServerPod()
+	pod := webhooktest.APIServerPod()
 	after, _ := s.Review(b, pod)
-	install := &after.Spec.InitContainers[0]
-	install.VolumeMounts = append(install.VolumeMounts, pod.Spec.Containers[0].VolumeMounts[0])
-	install.TerminationMessagePath, install.TerminationMessagePolicy = "/dev/termination-log", corev1.TerminationMessageReadFile
-	return webhooktest.ReviewOf(b, pod), webhooktest.ReviewOf(b, after)
+	return webhooktest.ReviewOf(b, pod), webhooktest.ReviewOf(b, webhooktest.CalledAgain(after))
 }
 
 // BenchmarkServeMutate is the webhook's handling of both calls for one
