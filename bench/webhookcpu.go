@@ -10,10 +10,7 @@ import (
 	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/job-signal/job-signal/internal/procfs"
 	"github.com/job-signal/job-signal/internal/testing/webhooktest"
@@ -176,12 +173,6 @@ func calledAgain(pod *corev1.Pod, patch []byte) ([]byte, error) {
 
 // reviewOf is the AdmissionReview of pod's creation.
 func reviewOf(pod *corev1.Pod) []byte {
-	raw, _ := json.Marshal(pod)
-	body, _ := json.Marshal(admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{UID: "bench", Operation: admissionv1.Create, Namespace: pod.Namespace,
-			Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
-			Object: runtime.RawExtension{Raw: raw}},
-	})
+	body, _ := webhooktest.ReviewBody(pod) // a Pod always marshals
 	return body
 }
