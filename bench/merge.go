@@ -28,6 +28,7 @@ func mergeInto(file, partial string) error {
 			names = append(names, k)
 		}
 	}
+	placed := map[string]int{} // by kind: where the partial's last line of it went
 	for _, l := range strings.Split(partial, "\n") {
 		key, kind := mergeKey(l, names)
 		if kind == "" {
@@ -47,15 +48,20 @@ func mergeInto(file, partial string) error {
 			}
 			if kd == kind && k == key {
 				lines[i], replaced = l, true
+				placed[kind] = i
 				break
 			}
 		}
-		if !replaced && at >= 0 {
-			if kind == "analysis" {
-				lines = slices.Insert(lines, at, "", l)
-			} else {
-				lines = slices.Insert(lines, at+1, l)
-			}
+		if p, ok := placed[kind]; ok && !replaced && kind != "analysis" {
+			at = p // next to the line before it in the partial report
+		}
+		switch {
+		case replaced || at < 0:
+		case kind == "analysis":
+			lines = slices.Insert(lines, at, "", l)
+		default:
+			lines = slices.Insert(lines, at+1, l)
+			placed[kind] = at + 1
 		}
 	}
 	for i, l := range lines {
