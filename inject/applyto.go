@@ -246,28 +246,6 @@ func generic(v any) (any, error) {
 	return out, err
 }
 
-// copyJSON is a deep copy of a decoded JSON value.
-func copyJSON(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = copyJSON(e)
-		}
-		return out
-	case []any:
-		if v == nil {
-			return v
-		}
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = copyJSON(e)
-		}
-		return out
-	}
-	return v
-}
-
 // sameJSON says whether two decoded JSON values are equal as equalJSON
 // finds the documents they were read from: numbers compared as float64,
 // and a number that is not one (out of its range) never equal.

@@ -139,3 +139,25 @@ func TestApplyToAsApply(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkAsApply(t, doc, ops) })
 	}
 }
+
+// copyJSON is a deep copy of a decoded JSON value.
+func copyJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = copyJSON(e)
+		}
+		return out
+	case []any:
+		if v == nil {
+			return v
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyJSON(e)
+		}
+		return out
+	}
+	return v
+}
