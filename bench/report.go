@@ -143,5 +143,6 @@ func (b *bench) analysis() string {
 	}
 	out.WriteString(b.clusterAnalysis())
 	out.WriteString(b.webhookAnalysis())
+	out.WriteString(b.webhookScaleAnalysis())
 	return out.String()
 }

@@ -104,6 +104,9 @@ func (b *bench) webhookProcess() error {
 	if err := b.webhookLatency(reg, ref, refName, why); err != nil {
 		return err
 	}
+	if err := b.webhookCPU(ref, refName, why); err != nil {
+		return err
+	}
 	return b.webhookMemory(reg, ref, refName, why)
 }
 

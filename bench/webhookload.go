@@ -19,7 +19,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/job-signal/job-signal/internal/procfs"
 	"github.com/job-signal/job-signal/internal/testing/hostileregistry"
@@ -104,33 +103,48 @@ func (w *webhookProc) peakRSS() int64 {
 // review sends body to /mutate and returns how long the answer took and
 // whether it allowed the Pod.
 func (w *webhookProc) review(body []byte) (time.Duration, string, error) {
+	took, r, status, err := w.answer(body)
+	if err != nil || r == nil {
+		return took, status, err
+	}
+	return took, outcomeOf(r), nil
+}
+
+// answer sends body to /mutate and returns how long the answer took and
+// the response, or the HTTP status of an answer that is not 200.
+func (w *webhookProc) answer(body []byte) (time.Duration, *admissionv1.AdmissionResponse, string, error) {
 	start := time.Now()
 	resp, err := w.client.Post(w.url+"/mutate", "application/json", bytes.NewReader(body))
 	if err != nil {
-		return 0, "", err
+		return 0, nil, "", err
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
 	took := time.Since(start)
 	if err != nil {
-		return 0, "", err
+		return 0, nil, "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return took, fmt.Sprintf("HTTP %d", resp.StatusCode), nil
+		return took, nil, fmt.Sprintf("HTTP %d", resp.StatusCode), nil
 	}
 	var review admissionv1.AdmissionReview
 	if err := json.Unmarshal(out, &review); err != nil || review.Response == nil {
-		return 0, "", fmt.Errorf("not an AdmissionReview: %.200s", out)
+		return 0, nil, "", fmt.Errorf("not an AdmissionReview: %.200s", out)
 	}
-	switch r := review.Response; {
+	return took, review.Response, "", nil
+}
+
+// outcomeOf names what a response did with the Pod.
+func outcomeOf(r *admissionv1.AdmissionResponse) string {
+	switch {
 	case !r.Allowed:
-		return took, "denied", nil
+		return "denied"
 	case r.Patch == nil:
-		return took, "unchanged", nil
+		return "unchanged"
 	case bytes.Contains(r.Patch, []byte("job-signal.dev~1skipped")):
-		return took, "skipped", nil
+		return "skipped"
 	}
-	return took, "injected", nil
+	return "injected"
 }
 
 // benchReview is the AdmissionReview of a Job's Pod with a main container
@@ -149,14 +163,7 @@ func benchReview(image string, command []string, pad int) []byte {
 	if pad > 0 {
 		pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PAD", Value: strings.Repeat("x", pad)}}
 	}
-	raw, _ := json.Marshal(pod)
-	body, _ := json.Marshal(admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{UID: "bench", Operation: admissionv1.Create, Namespace: "batch",
-			Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
-			Object: runtime.RawExtension{Raw: raw}},
-	})
-	return body
+	return reviewOf(pod)
 }
 
 // referenceWebhook builds the previous build's webhook (git revision ref,

@@ -74,6 +74,13 @@ func (d *logDuration) UnmarshalJSON(b []byte) error {
 // port); it returns once the webhook has said where it listens.
 func startWebhook(t *testing.T, flags ...string) *webhookProcess {
 	t.Helper()
+	return startWebhookBinary(t, filepath.Join(workBin(), "job-signal-webhook"), nil, flags...)
+}
+
+// startWebhookBinary is startWebhook with another build of the webhook
+// and more environment.
+func startWebhookBinary(t *testing.T, bin string, env []string, flags ...string) *webhookProcess {
+	t.Helper()
 	dir := t.TempDir()
 	certPEM, keyPEM, err := kube.IssueServingCert("127.0.0.1")
 	if err != nil {
@@ -94,7 +101,8 @@ func startWebhook(t *testing.T, flags ...string) *webhookProcess {
 		t.Fatal(err)
 	}
 	defer logFile.Close() // the child has its own copy
-	w.cmd = exec.Command(filepath.Join(workBin(), "job-signal-webhook"), args...)
+	w.cmd = exec.Command(bin, args...)
+	w.cmd.Env = append(os.Environ(), env...)
 	w.cmd.Stdout, w.cmd.Stderr = logFile, logFile
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := w.cmd.Start(); err != nil {

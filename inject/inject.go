@@ -59,12 +59,7 @@ func Prepare(data []byte) (*Plan, error) {
 			return nil, err
 		}
 		pl.undo, pl.known, pl.text = u.ops, u.known, u.text
-		raw, _ := json.Marshal(t.raw)
-		origJSON, err := Apply(raw, u.ops)
-		if err != nil {
-			return nil, fmt.Errorf("undo the previous injection: %w", err)
-		}
-		if pl.orig, err = readTemplate(origJSON); err != nil {
+		if pl.orig, err = withoutInjection(t, u.ops); err != nil {
 			return nil, err
 		}
 	}
@@ -90,6 +85,21 @@ func Prepare(data []byte) (*Plan, error) {
 		return nil, err
 	}
 	return pl, nil
+}
+
+// withoutInjection is t with the ops that undo its injection applied, read again:
+// on the template as read (applyTo), or, where that leaves them to Apply,
+// through JSON.
+func withoutInjection(t *template, ops []Op) (*template, error) {
+	if doc, err := applyTo(t.raw, ops); err == nil {
+		return templateOf(doc, nil)
+	}
+	raw, _ := json.Marshal(t.raw)
+	origJSON, err := Apply(raw, ops)
+	if err != nil {
+		return nil, fmt.Errorf("undo the previous injection: %w", err)
+	}
+	return readTemplate(origJSON)
 }
 
 // nothingToDo says why a Pod needs no job-signal at all: one container and
@@ -159,15 +169,28 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	// volumes and init container as they are (admission plugins may have
 	// changed them since: a token mount, a mirrored image).
 	changes := append(keepLayout(pl.undo), keepLayout(ops)...)
-	raw, _ := json.Marshal(pl.t.raw)
-	want, err := Apply(raw, changes)
-	if err != nil {
+	if same, err := pl.t.unchangedBy(changes); err != nil {
 		return Result{}, err
-	}
-	if same, _ := equalJSON(raw, want); same {
+	} else if same {
 		return Result{Warnings: warnings}, nil
 	}
 	return Result{Ops: changes, Warnings: warnings}, nil
+}
+
+// unchangedBy says whether applying ops to t leaves it as it is: on the
+// template as read (applyTo), or, where that leaves them to Apply,
+// through JSON.
+func (t *template) unchangedBy(ops []Op) (bool, error) {
+	if doc, err := applyTo(t.raw, ops); err == nil {
+		return sameJSON(t.raw, doc), nil
+	}
+	raw, _ := json.Marshal(t.raw)
+	want, err := Apply(raw, ops)
+	if err != nil {
+		return false, err
+	}
+	same, _ := equalJSON(raw, want)
+	return same, nil
 }
 
 // keepLayout drops the ops on the layout's volumes and init container.

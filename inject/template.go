@@ -52,6 +52,12 @@ func readTemplate(data []byte) (*template, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)
 	}
+	return templateOf(raw, memberBytes(data, "spec"))
+}
+
+// templateOf reads a Pod template decoded as readTemplate decodes it;
+// specJSON, when known, is its spec's JSON as it was read.
+func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
 	t := &template{raw: raw}
 	meta, state, err := member(raw, "metadata")
 	if err != nil {
@@ -83,7 +89,19 @@ func readTemplate(data []byte) (*template, error) {
 		return nil, errors.New("spec is missing or null")
 	}
 	t.rawSpec = spec
-	specJSON, _ := json.Marshal(spec)
+	// The spec as it was read gives the same PodSpec as the spec decoded
+	// and written again when strict decoding finds nothing to say: no key
+	// twice (the map kept the last), no unknown field (whose errors would
+	// come in another order). Otherwise, and on any error, it is decoded
+	// from what the map holds, as always.
+	if specJSON != nil {
+		strict, err := kjson.UnmarshalStrict(specJSON, &t.spec, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+		if err == nil && len(strict) == 0 {
+			return t, nil
+		}
+		t.spec = corev1.PodSpec{}
+	}
+	specJSON, _ = json.Marshal(spec)
 	strict, err := kjson.UnmarshalStrict(specJSON, &t.spec, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 	if err != nil {
 		return nil, fmt.Errorf("spec is not a valid PodSpec: %w", err)

@@ -81,7 +81,7 @@ func TestFitLimitRanges(t *testing.T) {
 			}}}
 			raw, _ := json.Marshal(before)
 			// As the webhook does it: fitted, written into the ops, applied.
-			ops, err := fitOps(raw, before, injectOps(t, raw), tc.ranges)
+			ops, err := fitOps(raw, injectOps(t, raw), tc.ranges)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)

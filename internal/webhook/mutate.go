@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -124,8 +123,8 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	if req.Kind.Kind != "Pod" || req.Kind.Group != "" || req.Operation != admissionv1.Create {
 		return resp, unchanged, reasonNotPod
 	}
-	pod = &corev1.Pod{}
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, pod); err != nil { // as the API server reads it
+	pod, err := readPod(req.Object.Raw)
+	if err != nil {
 		return c.answer(req.UID, nil, nil, fail(reasonUnreadable, false, fmt.Errorf("cannot read the Pod: %w", err)), log)
 	}
 	if ok, class, why := Decide(pod); !ok {
@@ -145,7 +144,11 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		log.Debug("not injected", "reason", nothing)
 		return resp, unchanged, reasonNothingToDo
 	}
-	log.Info("injected", "warnings", len(warnings))
+	if len(patch) == 0 { // injected already: the API server's second call, after other admission plugins
+		log.Debug("injected", "warnings", len(warnings), "changes", 0)
+	} else {
+		log.Info("injected", "warnings", len(warnings))
+	}
 	for _, w := range warnings {
 		resp.Warnings = append(resp.Warnings, oneLine("job-signal: "+w, maxReason))
 	}

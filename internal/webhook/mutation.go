@@ -64,7 +64,7 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 		if err != nil {
 			return nil, nil, "", fail(reasonAPI, true, fmt.Errorf("read the LimitRanges of namespace %s: %w", namespace, err))
 		}
-		if ops, err = fitOps(raw, pod, ops, ranges); err != nil {
+		if ops, err = fitOps(raw, ops, ranges); err != nil {
 			return nil, nil, "", fail(reasonLimitRange, false, err)
 		}
 	}
@@ -76,18 +76,21 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 }
 
 // fitOps fits the install init container that ops add into the
-// namespace's LimitRanges (limitrange.go): it applies ops to raw to see
-// the Pod as the API server will, fits the container, and writes the
-// resources it was given into the op that adds it.
-func fitOps(raw []byte, before *corev1.Pod, ops []inject.Op, ranges []corev1.LimitRange) ([]inject.Op, error) {
+// namespace's LimitRanges (limitrange.go): it reads the Pod whole, applies
+// ops to raw to see the Pod as the API server will, fits the container,
+// and writes the resources it was given into the op that adds it.
+func fitOps(raw []byte, ops []inject.Op, ranges []corev1.LimitRange) ([]inject.Op, error) {
 	if len(ranges) == 0 {
 		return ops, nil
+	}
+	before, after := &corev1.Pod{}, &corev1.Pod{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, before); err != nil {
+		return nil, err
 	}
 	patched, err := inject.Apply(raw, ops)
 	if err != nil {
 		return nil, err
 	}
-	after := &corev1.Pod{}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(patched, after); err != nil {
 		return nil, err
 	}

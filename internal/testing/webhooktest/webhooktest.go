@@ -75,20 +75,25 @@ func Start(t testing.TB, cfg *webhook.Config) *Server {
 // ReviewOf is the AdmissionReview the API server sends when pod is
 // created.
 func ReviewOf(t testing.TB, pod *corev1.Pod) []byte {
-	raw, err := json.Marshal(pod)
+	b, err := ReviewBody(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(admissionv1.AdmissionReview{
+	return b
+}
+
+// ReviewBody is ReviewOf for a caller without a testing.TB.
+func ReviewBody(pod *corev1.Pod) ([]byte, error) {
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{UID: "uid-1", Operation: admissionv1.Create, Namespace: pod.Namespace,
 			Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Resource: metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
 			Object: runtime.RawExtension{Raw: raw}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // Review sends pod's creation to /mutate and returns the Pod the API
