@@ -390,7 +390,7 @@ func (ed *editor) diffMap(n *enode) error {
 			kept[e.src] = true
 		}
 	}
-	if err := ed.deletions(src, kept); err != nil {
+	if err := ed.deletions(src, kept, len(n.entries) == 0); err != nil {
 		return err
 	}
 	for j, e := range n.entries {
@@ -419,7 +419,7 @@ func (ed *editor) diffSeq(n *enode) error {
 			kept[i] = true
 		}
 	}
-	if err := ed.deletions(src, kept); err != nil {
+	if err := ed.deletions(src, kept, len(n.items) == 0); err != nil {
 		return err
 	}
 	for j, it := range n.items {
@@ -529,7 +529,8 @@ func (ed *editor) lineIndent(off int) int {
 
 // deletions writes the removal of the members or items of src that are
 // not kept.
-func (ed *editor) deletions(src *snode, kept map[int]bool) error {
+// empty says that nothing is left in it (nor added).
+func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
 	start := func(i int) int { return itemStart(src, i) }
 	if !src.flow {
 		for i := range src.kids {
@@ -566,12 +567,22 @@ func (ed *editor) deletions(src *snode, kept map[int]bool) error {
 			ed.add(start(i), start(j+1), "")
 		case i > 0:
 			ed.add(src.kids[i-1].end, src.kids[j].end, "")
+		case empty && ed.onlyLayoutAround(src):
+			ed.add(src.start+1, src.end-1, "") // the lines fillEmpty opened
 		default:
 			ed.add(start(i), src.kids[j].end, "")
 		}
 		i = j + 1
 	}
 	return nil
+}
+
+// onlyLayoutAround says whether what is around the items of the flow
+// collection src, inside its brackets, is line breaks and indentation
+// only: the layout of items on their own lines, which goes with them.
+func (ed *editor) onlyLayoutAround(src *snode) bool {
+	around := ed.text[src.start+1:itemStart(src, 0)] + ed.text[src.kids[len(src.kids)-1].end:src.end-1]
+	return strings.TrimSpace(around) == "" && strings.Contains(around, "\n")
 }
 
 // neighbours finds the kept source members or items around position j of
@@ -598,7 +609,7 @@ func (ed *editor) insertEntry(n *enode, j int) error {
 	e := n.entries[j]
 	src := n.src
 	next, prev := neighbours(func(k int) int { return n.entries[k].src }, len(n.entries), j)
-	return ed.insert(src, next, prev, func(indent int) string {
+	return ed.insert(src, next, prev, j, len(n.entries), func(indent int) string {
 		switch {
 		case ed.st.json:
 			return ed.st.key(e.key) + ": " + firstLine(e.val.text, ed.st.pretty(e.val.val, indent))
@@ -618,7 +629,7 @@ func (ed *editor) insertItem(n *enode, j int) error {
 		}
 		return slices.Index(src.kids, n.items[k].src)
 	}, len(n.items), j)
-	return ed.insert(src, next, prev, func(indent int) string {
+	return ed.insert(src, next, prev, j, len(n.items), func(indent int) string {
 		if text, ok := ed.movedText(it.val, src.flow, indent); ok {
 			if !ed.st.json && !src.flow {
 				return "- " + text
@@ -643,8 +654,11 @@ func firstLine(kept, rendered string) string {
 }
 
 // insert writes a new member or item (text, given its indentation) before
-// the kept one at next, or after the one at prev.
-func (ed *editor) insert(src *snode, next, prev int, text func(indent int) string) error {
+// the kept one at next, or after the one at prev. j is its position among
+// the count members or items the collection has now: an empty flow
+// collection gets all of them, so the first opens it, the others follow
+// it with a separator, and the last closes it.
+func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent int) string) error {
 	startOf := func(i int) int { return itemStart(src, i) }
 	nl := ed.st.nl
 	if src.flow {
@@ -664,11 +678,8 @@ func (ed *editor) insert(src *snode, next, prev int, text func(indent int) strin
 			ed.add(startOf(next), startOf(next), text(indent)+sep)
 		case prev >= 0:
 			ed.add(src.kids[prev].end, src.kids[prev].end, sep+text(indent))
-		case len(src.kids) == 0 && ed.st.json && !ed.st.single:
-			outer := strings.Repeat(" ", ed.lineIndent(src.start))
-			ed.add(src.start+1, src.end-1, nl+strings.Repeat(" ", indent)+text(indent)+nl+outer)
 		case len(src.kids) == 0:
-			ed.add(src.start+1, src.end-1, text(indent))
+			ed.fillEmpty(src, j, count, indent, text(indent))
 		default:
 			return fmt.Errorf("line %d: %w: every member replaced", src.line, errCannotEdit)
 		}
@@ -693,6 +704,31 @@ func (ed *editor) insert(src *snode, next, prev int, text func(indent int) strin
 	}
 	ed.add(at, at, strings.Repeat(" ", col)+text(col)+nl)
 	return nil
+}
+
+// fillEmpty writes the new item j of count into the empty flow collection
+// src, in order, before its closing bracket; pretty JSON puts each on its
+// own line, and the closing bracket on the line after the last.
+func (ed *editor) fillEmpty(src *snode, j, count, indent int, text string) {
+	inner := ed.text[src.start+1 : src.end-1]
+	pretty := ed.st.json && !ed.st.single && inner == ""
+	sep, open, closing := ", ", "", ""
+	if pretty {
+		sep = "," + ed.st.nl + strings.Repeat(" ", indent)
+		open = ed.st.nl + strings.Repeat(" ", indent)
+		closing = ed.st.nl + strings.Repeat(" ", ed.lineIndent(src.start))
+	}
+	if j == count-1 {
+		text += closing
+	}
+	if j > 0 {
+		text = sep + text
+	} else if inner == "" {
+		text = open + text
+	}
+	// Spaces between the brackets stay in front of the items, where
+	// removing the items gives them back.
+	ed.add(src.end-1, src.end-1, text)
 }
 
 // styleIn is the style for new values of a block mapping: block lists
