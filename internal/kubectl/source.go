@@ -231,12 +231,18 @@ func (l *lines) scalarEnd(n *yaml.Node, start, parentIndent int) (int, error) {
 			}
 		}
 	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		// With keep chomping (|+, >+) the blank lines after the text are
+		// part of the value; otherwise they are not.
+		header := text[start:l.lineEnd(start)]
+		keep := strings.Contains(strings.Fields(header + " ")[0], "+")
 		end := l.lineEnd(start)
 		for pos := end; pos < len(text); {
 			next := l.lineEnd(pos)
 			line := strings.TrimRight(text[pos:next], "\r\n")
 			if strings.TrimSpace(line) == "" {
-				pos = next
+				if pos = next; keep {
+					end = next
+				}
 				continue
 			}
 			if len(line)-len(strings.TrimLeft(line, " ")) <= parentIndent {
