@@ -63,6 +63,9 @@ type editor struct {
 	// put elsewhere (a command's words going in front of args): they keep
 	// their source text there.
 	moved []movedWord
+	// noFinalNewline: the text's last line, which has no newline, is
+	// removed; the line that becomes last loses its newline.
+	noFinalNewline bool
 }
 
 type movedWord struct {
@@ -364,7 +367,11 @@ func (ed *editor) finish() (string, error) {
 		pos = e.end
 	}
 	b.WriteString(ed.text[pos:])
-	return b.String(), nil
+	out := b.String()
+	if ed.noFinalNewline && strings.HasSuffix(out, "\n") {
+		out = strings.TrimSuffix(strings.TrimSuffix(out, "\n"), "\r")
+	}
+	return out, nil
 }
 
 func (ed *editor) add(start, end int, text string) {
@@ -542,11 +549,10 @@ func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
 				return fmt.Errorf("line %d: %w: a removal from the middle of a line", src.kids[i].line, errCannotEdit)
 			}
 			from, to := ed.l.lineStart(from), ed.l.lineEnd(src.kids[i].end)
-			if to == len(ed.text) && !strings.HasSuffix(ed.text, "\n") && from > 0 {
-				from-- // the last line has no newline: take the one before it
-				if from > 0 && ed.text[from-1] == '\r' {
-					from--
-				}
+			if to == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
+				// The last line has no newline: neither will the line
+				// that becomes last (the one before may go too).
+				ed.noFinalNewline = true
 			}
 			ed.add(from, to, "")
 		}
