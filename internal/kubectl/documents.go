@@ -40,8 +40,9 @@ func readDocuments(r io.Reader) ([]*document, error) {
 	if len(data) > MaxInput {
 		return nil, fmt.Errorf("input is larger than %d MiB; split it", MaxInput>>20)
 	}
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		return splitJSON(data)
+	bom := len(data) - len(bytes.TrimPrefix(data, []byte(byteOrderMark)))
+	if trimmed := bytes.TrimLeft(data[bom:], " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		return splitJSON(data, bom)
 	}
 	return splitYAML(data)
 }
@@ -107,11 +108,12 @@ func scanLinesKeepEnds(data []byte, atEOF bool) (int, []byte, error) {
 	return 0, nil, nil
 }
 
-// splitJSON splits a stream of JSON values; each document keeps the
-// bytes before it (and the last one those after it), so that writing the
-// documents back gives the input.
-func splitJSON(data []byte) ([]*document, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
+// splitJSON splits a stream of JSON values after skip bytes (a byte-order
+// mark, as kubectl drops it); each document keeps the bytes before it (and
+// the last one those after it), so that writing the documents back gives
+// the input.
+func splitJSON(data []byte, skip int) ([]*document, error) {
+	dec := json.NewDecoder(bytes.NewReader(data[skip:]))
 	var docs []*document
 	prev := 0
 	for {
@@ -123,7 +125,7 @@ func splitJSON(data []byte) ([]*document, error) {
 			}
 			return docs, nil
 		}
-		end := int(dec.InputOffset())
+		end := skip + int(dec.InputOffset())
 		begin := max(end-len(raw), 0)
 		d := &document{index: len(docs) + 1, line: 1 + bytes.Count(data[:begin], []byte("\n")), json: true}
 		if err != nil {

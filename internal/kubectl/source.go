@@ -64,6 +64,9 @@ type lines struct {
 
 func newLines(text string) *lines {
 	l := &lines{text: text, starts: []int{0}}
+	if strings.HasPrefix(text, byteOrderMark) {
+		l.starts[0] = len(byteOrderMark) // yaml.v3 counts columns after it
+	}
 	for i := 0; i < len(text); i++ {
 		if text[i] == '\n' {
 			l.starts = append(l.starts, i+1)
@@ -86,9 +89,20 @@ func (l *lines) offset(line, col int) int {
 	return off
 }
 
-// lineStart is the start of the line holding off; lineEnd the offset after
-// its newline (or the end of the text).
-func (l *lines) lineStart(off int) int { return strings.LastIndexByte(l.text[:off], '\n') + 1 }
+// byteOrderMark may start a file; YAML and JSON readers (kubectl's
+// among them) skip it.
+const byteOrderMark = "\ufeff"
+
+// lineStart is the start of the line holding off (on the first line,
+// after a byte-order mark); lineEnd the offset after its newline (or the
+// end of the text).
+func (l *lines) lineStart(off int) int {
+	start := strings.LastIndexByte(l.text[:off], '\n') + 1
+	if start == 0 && off >= len(byteOrderMark) && strings.HasPrefix(l.text, byteOrderMark) {
+		return len(byteOrderMark)
+	}
+	return start
+}
 
 func (l *lines) lineEnd(off int) int {
 	if i := strings.IndexByte(l.text[off:], '\n'); i >= 0 {
@@ -309,6 +323,9 @@ func flowEnd(text string, start int) (int, error) {
 // decoded by encoding/json (escapes, surrogate pairs); depth is bounded.
 func readJSON(text string) (*snode, error) {
 	p := &jsonParser{text: text}
+	if strings.HasPrefix(text, byteOrderMark) {
+		p.pos = len(byteOrderMark)
+	}
 	p.space()
 	n, err := p.value(0)
 	if err != nil {
