@@ -33,6 +33,7 @@ type entry struct {
 	key     string
 	src     int // index in src.keys; -1 when new
 	renamed bool
+	keyText string // kept source text of a renamed key
 	val     *enode
 }
 
@@ -235,7 +236,11 @@ func (ed *editor) apply(op inject.Op) error {
 		if e == nil {
 			return fmt.Errorf("move %s: no such member", op.From)
 		}
+		if e.src >= 0 {
+			ed.keepKey(op.Keep, parent.src.keys[e.src])
+		}
 		e.key, e.renamed = last, true
+		e.keyText, _ = ed.textFor(op.Text)
 	default:
 		return fmt.Errorf("unknown operation %q", op.Op)
 	}
@@ -317,11 +322,7 @@ func (ed *editor) peekKeep(op inject.Op) {
 
 // textFor is a kept source text when it is of this document's format.
 func (ed *editor) textFor(kept string) (string, bool) {
-	prefix := "yaml:"
-	if ed.st.json {
-		prefix = "json:"
-	}
-	return strings.CutPrefix(kept, prefix)
+	return strings.CutPrefix(kept, ed.formatPrefix())
 }
 
 // preferredIndex is where a person puts a new key among the others.
@@ -409,7 +410,11 @@ func (ed *editor) diffMap(n *enode) error {
 		}
 		if e.renamed {
 			k := src.keys[e.src]
-			ed.add(k.start, k.end, ed.st.key(e.key))
+			text := e.keyText
+			if text == "" {
+				text = ed.keyLike(k, e.key)
+			}
+			ed.add(k.start, k.end, text)
 		}
 		if err := ed.diffValue(e.val, src.kids[e.src], src, e.src); err != nil {
 			return err
@@ -492,6 +497,35 @@ func (ed *editor) render(v any, parent *snode, keyIndex int, old *snode) string 
 	return strings.TrimPrefix(ed.st.item(v, ed.column(parent.dash[i])), " ")
 }
 
+// keyLike writes key quoted as the source key k is: renaming "command"
+// gives "args", and renaming it back gives "command" again.
+func (ed *editor) keyLike(k *snode, key string) string {
+	switch {
+	case ed.st.json:
+	case k.style&yaml.DoubleQuotedStyle != 0:
+		return doubleQuoted(key)
+	case k.style&yaml.SingleQuotedStyle != 0 && !strings.Contains(key, "'") && printable(key):
+		return "'" + key + "'"
+	}
+	return ed.st.key(key)
+}
+
+// keepKey notes the source text of a key about to be renamed when
+// renaming it back would not spell it the same (escapes).
+func (ed *editor) keepKey(place string, k *snode) {
+	if text := ed.text[k.start:k.end]; place != "" && ed.keyLike(k, k.str) != text {
+		ed.kept[place] = ed.formatPrefix() + text
+	}
+}
+
+// formatPrefix marks a kept text with the document's format.
+func (ed *editor) formatPrefix() string {
+	if ed.st.json {
+		return "json:"
+	}
+	return "yaml:"
+}
+
 // keep notes the source text of a value about to be replaced when
 // writing its value back would not give the same bytes.
 func (ed *editor) keep(place string, parent *enode, e *entry) {
@@ -520,11 +554,7 @@ func (ed *editor) keep(place string, parent *enode, e *entry) {
 	if rendered == src {
 		return
 	}
-	prefix := "yaml:"
-	if ed.st.json {
-		prefix = "json:"
-	}
-	ed.kept[place] = prefix + src
+	ed.kept[place] = ed.formatPrefix() + src
 }
 
 func (ed *editor) column(off int) int { return off - ed.l.lineStart(off) }
