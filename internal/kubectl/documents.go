@@ -42,7 +42,10 @@ func readDocuments(r io.Reader) ([]*document, error) {
 	}
 	bom := len(data) - len(bytes.TrimPrefix(data, []byte(byteOrderMark)))
 	if trimmed := bytes.TrimLeft(data[bom:], " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		return splitJSON(data, bom)
+		docs, err := splitJSON(data, bom)
+		if err == nil || !flowYAML(data, err) {
+			return docs, err
+		}
 	}
 	return splitYAML(data)
 }

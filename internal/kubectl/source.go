@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 
@@ -68,11 +69,28 @@ func newLines(text string) *lines {
 		l.starts[0] = len(byteOrderMark) // yaml.v3 counts columns after it
 	}
 	for i := 0; i < len(text); i++ {
-		if text[i] == '\n' {
-			l.starts = append(l.starts, i+1)
+		if n := yamlBreak(text[i:]); n > 0 {
+			l.starts = append(l.starts, i+n)
+			i += n - 1
 		}
 	}
 	return l
+}
+
+// yamlBreak is the length of the line break text starts with, as yaml.v3
+// counts lines (YAML 1.1: CR, LF, CRLF, NEL, LS and PS), or 0.
+func yamlBreak(text string) int {
+	switch {
+	case strings.HasPrefix(text, "\r\n"):
+		return 2
+	case text[0] == '\n' || text[0] == '\r':
+		return 1
+	case strings.HasPrefix(text, "\u0085"):
+		return 2
+	case strings.HasPrefix(text, "\u2028"), strings.HasPrefix(text, "\u2029"):
+		return 3
+	}
+	return 0
 }
 
 // offset converts yaml.v3's 1-based line and column (in characters) to a
@@ -92,6 +110,21 @@ func (l *lines) offset(line, col int) int {
 // byteOrderMark may start a file; YAML and JSON readers (kubectl's
 // among them) skip it.
 const byteOrderMark = "\ufeff"
+
+// flowYAML says whether data, which starts with '{' but whose first
+// value is not JSON (jsonErr), is YAML: kubectl then reads it as YAML.
+func flowYAML(data []byte, jsonErr error) bool {
+	if !strings.HasPrefix(jsonErr.Error(), "document 1 ") {
+		return false // a JSON stream with a bad value later
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			return errors.Is(err, io.EOF)
+		}
+	}
+}
 
 // lineStart is the start of the line holding off (on the first line,
 // after a byte-order mark); lineEnd the offset after its newline (or the
