@@ -55,6 +55,7 @@ func (e *enode) expand() {
 // editor applies operations to one document's text.
 type editor struct {
 	text  string
+	first int // the line of the input the text starts on
 	l     *lines
 	root  *enode
 	st    style
@@ -81,9 +82,16 @@ type edit struct {
 	seq        int
 }
 
-func newEditor(text string, root *snode, json bool) *editor {
-	return &editor{text: text, l: newLines(text), root: &enode{src: root}, st: deriveStyle(text, root, json), kept: map[string]string{}}
+func newEditor(d *document, root *snode) *editor {
+	text := d.raw
+	// Lines of the whole input: JSON documents start with the space
+	// after the one before.
+	first := d.line - strings.Count(text[:len(text)-len(strings.TrimLeft(text, " \t\r\n"))], "\n")
+	return &editor{text: text, first: first, l: newLines(text), root: &enode{src: root}, st: deriveStyle(text, root, d.json), kept: map[string]string{}}
 }
+
+// lineAt is the line of the whole input that holds off.
+func (ed *editor) lineAt(off int) int { return ed.first + strings.Count(ed.text[:off], "\n") }
 
 // deriveStyle reads how the document indents, ends lines and quotes.
 func deriveStyle(text string, root *snode, json bool) style {
@@ -361,7 +369,7 @@ func (ed *editor) finish() (string, error) {
 	pos := 0
 	for _, e := range ed.edits {
 		if e.start < pos {
-			return "", fmt.Errorf("%w: overlapping changes at byte %d", errCannotEdit, e.start)
+			return "", refuse(ed.lineAt(e.start), "two changes at one place", "write this part in block style, one key or item a line")
 		}
 		b.WriteString(ed.text[pos:e.start])
 		b.WriteString(e.text)
@@ -576,7 +584,7 @@ func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
 			}
 			from := start(i)
 			if !ed.l.onlySpaceBefore(from) {
-				return fmt.Errorf("line %d: %w: a removal from the middle of a line", src.kids[i].line, errCannotEdit)
+				return refuse(ed.lineAt(from), "a key to remove that shares its line with the '-' or key before it", "put it on a line of its own")
 			}
 			from, to := ed.l.lineStart(from), ed.l.lineEnd(src.kids[i].end)
 			if to == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
@@ -717,7 +725,7 @@ func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent 
 		case len(src.kids) == 0:
 			ed.fillEmpty(src, j, count, indent, text(indent))
 		default:
-			return fmt.Errorf("line %d: %w: every member replaced", src.line, errCannotEdit)
+			return refuse(ed.lineAt(src.start), "a flow collection whose every item is replaced", "write it in block style")
 		}
 		return nil
 	}
@@ -731,7 +739,7 @@ func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent 
 		prev = next
 	}
 	if prev < 0 {
-		return fmt.Errorf("line %d: %w: every member replaced", src.line, errCannotEdit)
+		return refuse(ed.lineAt(src.start), "a collection whose every item is replaced", "write it in flow style ([ ] or { })")
 	}
 	at := ed.l.lineEnd(src.kids[prev].end)
 	if at == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {

@@ -208,7 +208,7 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 
 // applyAll edits a document's bytes with the changes of its templates.
 func applyAll(p *parsed) (string, bool, error) {
-	ed := newEditor(p.doc.raw, p.root, p.doc.json)
+	ed := newEditor(p.doc, p.root)
 	changed := false
 	for _, pd := range p.pods {
 		if len(pd.ops) == 0 {

@@ -57,6 +57,12 @@ func (n *snode) get(key string) (*snode, int) {
 // errCannotEdit is a layout the editor does not edit in place.
 var errCannotEdit = errors.New("cannot edit in place")
 
+// refuse says that the editor cannot write into a layout: what it is, on
+// which line, and what the user can do instead.
+func refuse(line int, what, fix string) error {
+	return fmt.Errorf("line %d: %w: %s: %s", line, errCannotEdit, what, fix)
+}
+
 // lines indexes a document's line starts.
 type lines struct {
 	text   string
@@ -175,7 +181,7 @@ func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) 
 			}
 			colon := l.colonAfter(k.end)
 			if colon < 0 {
-				return nil, fmt.Errorf("line %d: %w (no ':' after the key)", k.line, errCannotEdit)
+				return nil, refuse(k.line, "a key written with '?' or over several lines", "write it as key: value on one line")
 			}
 			if isEmptyNull(n.Content[i+1]) {
 				v.start, v.end = colon, colon
@@ -190,7 +196,7 @@ func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) 
 				at := l.offset(c.Line, c.Column)
 				d = strings.LastIndexByte(strings.TrimRight(l.text[:at], " \t\r\n"), '-')
 				if d < 0 || strings.TrimSpace(l.text[d+1:at]) != "" {
-					return nil, fmt.Errorf("line %d: %w (no '-' before the item)", c.Line, errCannotEdit)
+					return nil, refuse(c.Line, "a list item that does not follow its '-'", "write each item after its '- '")
 				}
 				itemIndent = d - l.lineStart(d)
 			}
@@ -215,12 +221,12 @@ func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) 
 		s.end = end
 		return s, nil
 	case yaml.AliasNode:
-		return nil, fmt.Errorf("line %d: %w: a YAML alias (write the value out)", n.Line, errCannotEdit)
+		return nil, refuse(n.Line, "a YAML alias (*)", "write the value out")
 	default:
-		return nil, fmt.Errorf("line %d: %w", n.Line, errCannotEdit)
+		return nil, refuse(n.Line, "a YAML node of an unknown kind", "write it as a mapping, a list or a scalar")
 	}
 	if n.Anchor != "" {
-		return nil, fmt.Errorf("line %d: %w: a YAML anchor (write the value out)", n.Line, errCannotEdit)
+		return nil, refuse(n.Line, "a YAML anchor (&)", "write the value out where it is used, without anchors")
 	}
 	if s.flow {
 		end, err := flowEnd(l.text, s.start)
@@ -304,14 +310,14 @@ func (l *lines) scalarEnd(n *yaml.Node, start, parentIndent int) (int, error) {
 		return end, nil
 	default:
 		if n.Tag != "" && n.Tag != "!" && strings.HasPrefix(text[start:], "!") {
-			return 0, fmt.Errorf("line %d: %w: a YAML tag", n.Line, errCannotEdit)
+			return 0, refuse(n.Line, "a YAML tag", "write the value without the tag")
 		}
 		if strings.HasPrefix(text[start:], n.Value) && !strings.ContainsAny(n.Value, "\n") {
 			return start + len(n.Value), nil
 		}
-		return 0, fmt.Errorf("line %d: %w: a plain scalar over several lines (quote it)", n.Line, errCannotEdit)
+		return 0, refuse(n.Line, "a plain scalar over several lines", "quote it, or write it on one line")
 	}
-	return 0, fmt.Errorf("line %d: %w: unterminated scalar", n.Line, errCannotEdit)
+	return 0, refuse(n.Line, "a quoted scalar without its closing quote", "close the quote")
 }
 
 // flowEnd finds the end of a flow collection (or a JSON one) starting at
@@ -349,7 +355,7 @@ func flowEnd(text string, start int) (int, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("%w: unterminated flow collection", errCannotEdit)
+	return 0, fmt.Errorf("%w: a flow collection ({ } or [ ]) without its closing bracket: close it", errCannotEdit)
 }
 
 // readJSON parses one JSON value into a tree with spans. Strings are
