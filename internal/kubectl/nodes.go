@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // decodeJSON reads JSON into generic values, numbers as json.Number.

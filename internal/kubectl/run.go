@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"

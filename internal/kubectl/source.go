@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // maxDepth bounds nesting in any document, so that reading one costs in
