@@ -167,6 +167,15 @@ func (ed *editor) resolve(tokens []string) (*enode, error) {
 	return n, nil
 }
 
+// keys are the member keys of a mapping, in order.
+func (n *enode) keys() []string {
+	keys := make([]string, len(n.entries))
+	for i, e := range n.entries {
+		keys[i] = e.key
+	}
+	return keys
+}
+
 func (n *enode) find(key string) *entry {
 	for _, e := range n.entries {
 		if e.key == key {
@@ -205,7 +214,7 @@ func (ed *editor) apply(op inject.Op) error {
 			if op.Op == "replace" {
 				return fmt.Errorf("replace %s: no such member", op.Path)
 			}
-			parent.entries = slices.Insert(parent.entries, preferredIndex(parent, last), &entry{key: last, src: -1, val: fresh})
+			parent.entries = slices.Insert(parent.entries, inject.FieldIndex(parent.keys(), last), &entry{key: last, src: -1, val: fresh})
 			return nil
 		}
 		if last == "-" {
@@ -331,24 +340,6 @@ func (ed *editor) peekKeep(op inject.Op) {
 // textFor is a kept source text when it is of this document's format.
 func (ed *editor) textFor(kept string) (string, bool) {
 	return strings.CutPrefix(kept, ed.formatPrefix())
-}
-
-// preferredIndex is where a person puts a new key among the others.
-func preferredIndex(n *enode, key string) int {
-	before := map[string][]string{"command": {"args", "workingDir"}, "initContainers": {"containers"}, "metadata": {"spec"}, "args": {"workingDir"}}
-	after := map[string][]string{"command": {"image", "name"}, "args": {"command", "image", "name"}}
-	idx := func(k string) int { return slices.IndexFunc(n.entries, func(e *entry) bool { return e.key == k }) }
-	for _, b := range before[key] {
-		if i := idx(b); i >= 0 {
-			return i
-		}
-	}
-	for _, a := range after[key] {
-		if i := idx(a); i >= 0 {
-			return i + 1
-		}
-	}
-	return len(n.entries)
 }
 
 // finish writes the tree's differences as edits and returns the new text.
