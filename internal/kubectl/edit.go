@@ -87,19 +87,20 @@ func newEditor(d *document, root *snode) *editor {
 	// Lines of the whole input: JSON documents start with the space
 	// after the one before.
 	first := d.line - strings.Count(text[:len(text)-len(strings.TrimLeft(text, " \t\r\n"))], "\n")
-	return &editor{text: text, first: first, l: newLines(text), root: &enode{src: root}, st: deriveStyle(text, root, d.json), kept: map[string]string{}}
+	l := newLines(text)
+	return &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}}
 }
 
 // lineAt is the line of the whole input that holds off.
 func (ed *editor) lineAt(off int) int { return ed.first + strings.Count(ed.text[:off], "\n") }
 
 // deriveStyle reads how the document indents, ends lines and quotes.
-func deriveStyle(text string, root *snode, json bool) style {
+func deriveStyle(l *lines, root *snode, json bool) style {
+	text := l.text
 	s := style{json: json, step: 2, nl: "\n", seqIn: false}
 	if strings.Contains(text, "\r\n") {
 		s.nl = "\r\n"
 	}
-	l := newLines(text)
 	if json {
 		s.single = !strings.Contains(strings.TrimSpace(text), "\n")
 		if len(root.kids) > 0 && root.kind == mapKind {

@@ -63,14 +63,20 @@ func refuse(line int, what, fix string) error {
 	return fmt.Errorf("line %d: %w: %s: %s", line, errCannotEdit, what, fix)
 }
 
-// lines indexes a document's line starts.
+// lines finds lines in a document's text. The index of line starts,
+// which only turning yaml.v3's lines and columns into offsets needs, is
+// built once, on the first such call.
 type lines struct {
 	text   string
 	starts []int
 }
 
-func newLines(text string) *lines {
-	l := &lines{text: text, starts: []int{0}}
+func newLines(text string) *lines { return &lines{text: text} }
+
+// index builds the line starts as yaml.v3 counts lines.
+func (l *lines) index() {
+	text := l.text
+	l.starts = []int{0}
 	if strings.HasPrefix(text, byteOrderMark) {
 		l.starts[0] = len(byteOrderMark) // yaml.v3 counts columns after it
 	}
@@ -80,7 +86,6 @@ func newLines(text string) *lines {
 			i += n - 1
 		}
 	}
-	return l
 }
 
 // yamlBreak is the length of the line break text starts with, as yaml.v3
@@ -102,6 +107,9 @@ func yamlBreak(text string) int {
 // offset converts yaml.v3's 1-based line and column (in characters) to a
 // byte offset.
 func (l *lines) offset(line, col int) int {
+	if l.starts == nil {
+		l.index()
+	}
 	if line < 1 || line > len(l.starts) {
 		return len(l.text)
 	}
