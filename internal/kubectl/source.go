@@ -366,130 +366,81 @@ func flowEnd(text string, start int) (int, error) {
 	return 0, fmt.Errorf("%w: a flow collection ({ } or [ ]) without its closing bracket: close it", errCannotEdit)
 }
 
-// readJSON parses one JSON value into a tree with spans. Strings are
-// decoded by encoding/json (escapes, surrogate pairs); depth is bounded.
+// readJSON reads one JSON value into a tree with spans: encoding/json's
+// decoder reads the tokens (and decodes strings, escapes and all), its
+// InputOffset says where each ends. Depth is bounded.
 func readJSON(text string) (*snode, error) {
-	p := &jsonParser{text: text}
+	skip := 0
 	if strings.HasPrefix(text, byteOrderMark) {
-		p.pos = len(byteOrderMark)
+		skip = len(byteOrderMark)
 	}
-	p.space()
-	n, err := p.value(0)
+	r := &jsonReader{text: text, skip: skip, dec: json.NewDecoder(strings.NewReader(text[skip:]))}
+	r.dec.UseNumber() // any number, however large, as it is written
+	n, err := r.value(0)
 	if err != nil {
 		return nil, err
 	}
-	p.space()
-	if p.pos != len(text) {
-		return nil, p.errorf("unexpected %q after the value", text[p.pos])
+	if _, err := r.dec.Token(); err != io.EOF {
+		return nil, r.errorf("more than one value")
 	}
 	return n, nil
 }
 
-type jsonParser struct {
+type jsonReader struct {
 	text string
-	pos  int
+	skip int // a byte-order mark before the value
+	dec  *json.Decoder
 }
 
-func (p *jsonParser) errorf(format string, args ...any) error {
-	line := 1 + strings.Count(p.text[:min(p.pos, len(p.text))], "\n")
-	return fmt.Errorf("line %d: malformed JSON: %s", line, fmt.Sprintf(format, args...))
+func (r *jsonReader) errorf(format string, args ...any) error {
+	off := min(r.skip+int(r.dec.InputOffset()), len(r.text))
+	return fmt.Errorf("line %d: malformed JSON: %s", 1+strings.Count(r.text[:off], "\n"), fmt.Sprintf(format, args...))
 }
 
-func (p *jsonParser) space() {
-	for p.pos < len(p.text) && strings.IndexByte(" \t\r\n", p.text[p.pos]) >= 0 {
-		p.pos++
-	}
-}
-
-func (p *jsonParser) value(depth int) (*snode, error) {
+// value reads the next value; a mapping's keys are values too.
+func (r *jsonReader) value(depth int) (*snode, error) {
 	if depth > maxDepth {
-		return nil, p.errorf("nested more than %d levels", maxDepth)
+		return nil, r.errorf("nested more than %d levels", maxDepth)
 	}
-	if p.pos >= len(p.text) {
-		return nil, p.errorf("unexpected end")
+	// The token starts after the spaces, ',' or ':' that follow the
+	// last one.
+	start := r.skip + int(r.dec.InputOffset())
+	start += len(r.text[start:]) - len(strings.TrimLeft(r.text[start:], " \t\r\n,:"))
+	tok, err := r.dec.Token()
+	if err != nil {
+		return nil, r.errorf("%v", err)
 	}
-	n := &snode{start: p.pos, flow: true, line: 1 + strings.Count(p.text[:p.pos], "\n")}
-	switch c := p.text[p.pos]; c {
-	case '{', '[':
-		n.kind = mapKind
-		closer := byte('}')
-		if c == '[' {
-			n.kind, closer = seqKind, ']'
+	n := &snode{start: start, flow: true}
+	switch tok {
+	case json.Delim('{'), json.Delim('['):
+		n.kind = seqKind
+		if tok == json.Delim('{') {
+			n.kind = mapKind
 		}
-		p.pos++
-		p.space()
-		if p.pos < len(p.text) && p.text[p.pos] == closer {
-			p.pos++
-			n.end = p.pos
-			return n, nil
-		}
-		for {
+		for r.dec.More() {
 			if n.kind == mapKind {
-				p.space()
-				k, err := p.value(depth + 1)
+				k, err := r.value(depth + 1)
 				if err != nil {
 					return nil, err
 				}
-				if k.kind != scalarKind || p.text[k.start] != '"' {
-					return nil, p.errorf("an object key must be a string")
-				}
-				p.space()
-				if p.pos >= len(p.text) || p.text[p.pos] != ':' {
-					return nil, p.errorf("want ':' after a key")
-				}
-				p.pos++
 				n.keys = append(n.keys, k)
 			}
-			p.space()
-			v, err := p.value(depth + 1)
+			v, err := r.value(depth + 1)
 			if err != nil {
 				return nil, err
 			}
 			n.kids = append(n.kids, v)
-			p.space()
-			if p.pos >= len(p.text) {
-				return nil, p.errorf("unexpected end")
-			}
-			if p.text[p.pos] == closer {
-				p.pos++
-				n.end = p.pos
-				return n, nil
-			}
-			if p.text[p.pos] != ',' {
-				return nil, p.errorf("want ',' or %q", closer)
-			}
-			p.pos++
 		}
-	case '"':
-		end := p.pos + 1
-		for end < len(p.text) && p.text[end] != '"' {
-			if p.text[end] == '\\' {
-				end++
-			}
-			end++
+		if _, err := r.dec.Token(); err != nil {
+			return nil, r.errorf("%v", err)
 		}
-		if end >= len(p.text) {
-			return nil, p.errorf("unterminated string")
-		}
-		end++
-		if err := json.Unmarshal([]byte(p.text[p.pos:end]), &n.str); err != nil {
-			return nil, p.errorf("%v", err)
-		}
-		n.style = yaml.DoubleQuotedStyle
-		p.pos, n.end = end, end
-		return n, nil
 	default:
-		end := p.pos
-		for end < len(p.text) && strings.IndexByte(",]} \t\r\n", p.text[end]) < 0 {
-			end++
+		if str, ok := tok.(string); ok {
+			n.str, n.style = str, yaml.DoubleQuotedStyle
 		}
-		var v any
-		if err := json.Unmarshal([]byte(p.text[p.pos:end]), &v); err != nil || end == p.pos {
-			return nil, p.errorf("%q is not a JSON value", p.text[p.pos:end])
-		}
-		p.pos, n.end = end, end
-		return n, nil
 	}
+	n.end = r.skip + int(r.dec.InputOffset())
+	return n, nil
 }
 
 // jsonOf writes the meaning of a subtree as JSON: for JSON its own bytes,
