@@ -1,17 +1,13 @@
-// long because it reads both source formats into one tree with byte spans:
-// YAML from yaml.v3's nodes (which carry only where each node starts, so
-// the ends are found here), JSON with a scanner of its own.
+// Reading a YAML document into the tree the editor works on: yaml.v3's
+// nodes, with the byte span of each (yaml.v3 gives only where a node
+// starts, so the ends are found here).
 
 package kubectl
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -61,106 +57,6 @@ var errCannotEdit = errors.New("cannot edit in place")
 // which line, and what the user can do instead.
 func refuse(line int, what, fix string) error {
 	return fmt.Errorf("line %d: %w: %s: %s", line, errCannotEdit, what, fix)
-}
-
-// lines finds lines in a document's text. The index of line starts,
-// which only turning yaml.v3's lines and columns into offsets needs, is
-// built once, on the first such call.
-type lines struct {
-	text   string
-	starts []int
-}
-
-func newLines(text string) *lines { return &lines{text: text} }
-
-// index builds the line starts as yaml.v3 counts lines.
-func (l *lines) index() {
-	text := l.text
-	l.starts = []int{0}
-	if strings.HasPrefix(text, byteOrderMark) {
-		l.starts[0] = len(byteOrderMark) // yaml.v3 counts columns after it
-	}
-	for i := 0; i < len(text); i++ {
-		if n := yamlBreak(text[i:]); n > 0 {
-			l.starts = append(l.starts, i+n)
-			i += n - 1
-		}
-	}
-}
-
-// yamlBreak is the length of the line break text starts with, as yaml.v3
-// counts lines (YAML 1.1: CR, LF, CRLF, NEL, LS and PS), or 0.
-func yamlBreak(text string) int {
-	switch {
-	case strings.HasPrefix(text, "\r\n"):
-		return 2
-	case text[0] == '\n' || text[0] == '\r':
-		return 1
-	case strings.HasPrefix(text, "\u0085"):
-		return 2
-	case strings.HasPrefix(text, "\u2028"), strings.HasPrefix(text, "\u2029"):
-		return 3
-	}
-	return 0
-}
-
-// offset converts yaml.v3's 1-based line and column (in characters) to a
-// byte offset.
-func (l *lines) offset(line, col int) int {
-	if l.starts == nil {
-		l.index()
-	}
-	if line < 1 || line > len(l.starts) {
-		return len(l.text)
-	}
-	off := l.starts[line-1]
-	for c := 1; c < col && off < len(l.text); c++ {
-		_, size := utf8.DecodeRuneInString(l.text[off:])
-		off += size
-	}
-	return off
-}
-
-// byteOrderMark may start a file; YAML and JSON readers (kubectl's
-// among them) skip it.
-const byteOrderMark = "\ufeff"
-
-// flowYAML says whether data, which starts with '{' but whose first
-// value is not JSON (jsonErr), is YAML: kubectl then reads it as YAML.
-func flowYAML(data []byte, jsonErr error) bool {
-	if !strings.HasPrefix(jsonErr.Error(), "document 1 ") {
-		return false // a JSON stream with a bad value later
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var n yaml.Node
-		if err := dec.Decode(&n); err != nil {
-			return errors.Is(err, io.EOF)
-		}
-	}
-}
-
-// lineStart is the start of the line holding off (on the first line,
-// after a byte-order mark); lineEnd the offset after its newline (or the
-// end of the text).
-func (l *lines) lineStart(off int) int {
-	start := strings.LastIndexByte(l.text[:off], '\n') + 1
-	if start == 0 && off >= len(byteOrderMark) && strings.HasPrefix(l.text, byteOrderMark) {
-		return len(byteOrderMark)
-	}
-	return start
-}
-
-func (l *lines) lineEnd(off int) int {
-	if i := strings.IndexByte(l.text[off:], '\n'); i >= 0 {
-		return off + i + 1
-	}
-	return len(l.text)
-}
-
-// onlySpaceBefore says whether off is the first non-blank of its line.
-func (l *lines) onlySpaceBefore(off int) bool {
-	return strings.TrimLeft(l.text[l.lineStart(off):off], " ") == ""
 }
 
 // readYAML builds the tree of a YAML document from yaml.v3's nodes.
@@ -364,98 +260,4 @@ func flowEnd(text string, start int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: a flow collection ({ } or [ ]) without its closing bracket: close it", errCannotEdit)
-}
-
-// readJSON reads one JSON value into a tree with spans: encoding/json's
-// decoder reads the tokens (and decodes strings, escapes and all), its
-// InputOffset says where each ends. Depth is bounded.
-func readJSON(text string) (*snode, error) {
-	skip := 0
-	if strings.HasPrefix(text, byteOrderMark) {
-		skip = len(byteOrderMark)
-	}
-	r := &jsonReader{text: text, skip: skip, dec: json.NewDecoder(strings.NewReader(text[skip:]))}
-	r.dec.UseNumber() // any number, however large, as it is written
-	n, err := r.value(0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := r.dec.Token(); err != io.EOF {
-		return nil, r.errorf("more than one value")
-	}
-	return n, nil
-}
-
-type jsonReader struct {
-	text string
-	skip int // a byte-order mark before the value
-	dec  *json.Decoder
-}
-
-func (r *jsonReader) errorf(format string, args ...any) error {
-	off := min(r.skip+int(r.dec.InputOffset()), len(r.text))
-	return fmt.Errorf("line %d: malformed JSON: %s", 1+strings.Count(r.text[:off], "\n"), fmt.Sprintf(format, args...))
-}
-
-// value reads the next value; a mapping's keys are values too.
-func (r *jsonReader) value(depth int) (*snode, error) {
-	if depth > maxDepth {
-		return nil, r.errorf("nested more than %d levels", maxDepth)
-	}
-	// The token starts after the spaces, ',' or ':' that follow the
-	// last one.
-	start := r.skip + int(r.dec.InputOffset())
-	start += len(r.text[start:]) - len(strings.TrimLeft(r.text[start:], " \t\r\n,:"))
-	tok, err := r.dec.Token()
-	if err != nil {
-		return nil, r.errorf("%v", err)
-	}
-	n := &snode{start: start, flow: true}
-	switch tok {
-	case json.Delim('{'), json.Delim('['):
-		n.kind = seqKind
-		if tok == json.Delim('{') {
-			n.kind = mapKind
-		}
-		for r.dec.More() {
-			if n.kind == mapKind {
-				k, err := r.value(depth + 1)
-				if err != nil {
-					return nil, err
-				}
-				n.keys = append(n.keys, k)
-			}
-			v, err := r.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			n.kids = append(n.kids, v)
-		}
-		if _, err := r.dec.Token(); err != nil {
-			return nil, r.errorf("%v", err)
-		}
-	default:
-		if str, ok := tok.(string); ok {
-			n.str, n.style = str, yaml.DoubleQuotedStyle
-		}
-	}
-	n.end = r.skip + int(r.dec.InputOffset())
-	return n, nil
-}
-
-// jsonOf writes the meaning of a subtree as JSON: for JSON its own bytes,
-// for YAML the values as Kubernetes' decoding reads them.
-func jsonOf(text string, n *snode) ([]byte, error) {
-	if n.y == nil {
-		var b bytes.Buffer
-		if err := json.Compact(&b, []byte(text[n.start:n.end])); err != nil {
-			return nil, err
-		}
-		return b.Bytes(), nil
-	}
-	v, err := toValue(n.y, "")
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
 }

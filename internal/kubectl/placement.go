@@ -1,0 +1,315 @@
+// Where new bytes go and how they look there: the document's style,
+// the place of a new member or item, its indentation and quoting.
+
+package kubectl
+
+import (
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// deriveStyle reads how the document indents, ends lines and quotes.
+func deriveStyle(l *lines, root *snode, json bool) style {
+	text := l.text
+	s := style{json: json, step: 2, nl: "\n", seqIn: false}
+	if strings.Contains(text, "\r\n") {
+		s.nl = "\r\n"
+	}
+	if json {
+		s.single = !strings.Contains(strings.TrimSpace(text), "\n")
+		if len(root.kids) > 0 && root.kind == mapKind {
+			k := root.keys[0]
+			if ind := k.start - l.lineStart(k.start); ind > 0 {
+				s.step = ind
+			}
+		}
+		return s
+	}
+	var walk func(n *snode, depth int)
+	foundStep, foundSeq := false, false
+	walk = func(n *snode, depth int) {
+		if depth > 20 || n.flow {
+			return
+		}
+		for i, v := range n.kids {
+			if n.kind == mapKind && !v.flow && len(v.kids) > 0 {
+				keyCol := n.keys[i].start - l.lineStart(n.keys[i].start)
+				switch v.kind {
+				case mapKind:
+					if !foundStep {
+						if d := v.keys[0].start - l.lineStart(v.keys[0].start) - keyCol; d > 0 {
+							s.step, foundStep = d, true
+						}
+					}
+				case seqKind:
+					if !foundSeq && len(v.dash) > 0 {
+						s.seqIn, foundSeq = v.dash[0]-l.lineStart(v.dash[0]) > keyCol, true
+					}
+				}
+			}
+			walk(v, depth+1)
+		}
+	}
+	walk(root, 0)
+	return s
+}
+
+func (ed *editor) column(off int) int { return off - ed.l.lineStart(off) }
+
+func (ed *editor) lineIndent(off int) int {
+	line := ed.text[ed.l.lineStart(off):]
+	return len(line) - len(strings.TrimLeft(line, " "))
+}
+
+// neighbours finds the kept source members or items around position j of
+// a changed list: the index in src of the next one after j and of the
+// last one before it (-1 when none).
+func neighbours(srcIndex func(k int) int, count, j int) (next, prev int) {
+	next, prev = -1, -1
+	for k := j + 1; k < count; k++ {
+		if i := srcIndex(k); i >= 0 {
+			next = i
+			break
+		}
+	}
+	for k := j - 1; k >= 0; k-- {
+		if i := srcIndex(k); i >= 0 {
+			prev = i
+			break
+		}
+	}
+	return next, prev
+}
+
+func (ed *editor) insertEntry(n *enode, j int) error {
+	e := n.entries[j]
+	src := n.src
+	next, prev := neighbours(func(k int) int { return n.entries[k].src }, len(n.entries), j)
+	return ed.insert(src, next, prev, j, len(n.entries), func(indent int) string {
+		switch {
+		case ed.st.json:
+			return ed.st.key(e.key) + ": " + firstLine(e.val.text, ed.st.pretty(e.val.val, indent))
+		case src.flow:
+			return ed.st.key(e.key) + ": " + firstLine(e.val.text, ed.st.flow(e.val.val))
+		}
+		return ed.st.key(e.key) + ":" + ed.styleIn(src).block(e.val.val, indent)
+	})
+}
+
+func (ed *editor) insertItem(n *enode, j int) error {
+	it := n.items[j]
+	src := n.src
+	next, prev := neighbours(func(k int) int {
+		if n.items[k].src == nil {
+			return -1
+		}
+		return slices.Index(src.kids, n.items[k].src)
+	}, len(n.items), j)
+	return ed.insert(src, next, prev, j, len(n.items), func(indent int) string {
+		if text, ok := ed.movedText(it.val, src.flow, indent); ok {
+			if !ed.st.json && !src.flow {
+				return "- " + text
+			}
+			return text
+		}
+		switch {
+		case ed.st.json:
+			return ed.st.pretty(it.val, indent)
+		case src.flow:
+			return ed.st.flow(it.val)
+		}
+		return "-" + ed.st.item(it.val, indent)
+	})
+}
+
+func firstLine(kept, rendered string) string {
+	if kept != "" {
+		return kept
+	}
+	return rendered
+}
+
+// insert writes a new member or item (text, given its indentation) before
+// the kept one at next, or after the one at prev. j is its position among
+// the count members or items the collection has now: an empty flow
+// collection gets all of them, so the first opens it, the others follow
+// it with a separator, and the last closes it.
+func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent int) string) error {
+	startOf := func(i int) int { return itemStart(src, i) }
+	nl := ed.st.nl
+	if src.flow {
+		multiline := ed.st.json && !ed.st.single && strings.Contains(ed.text[src.start:src.end], "\n")
+		sep := ", "
+		indent := 0
+		if len(src.kids) > 0 {
+			indent = ed.lineIndent(startOf(0))
+		} else {
+			indent = ed.lineIndent(src.start) + ed.st.step
+		}
+		if multiline {
+			sep = "," + nl + strings.Repeat(" ", indent)
+		}
+		switch {
+		case next >= 0:
+			ed.add(startOf(next), startOf(next), text(indent)+sep)
+		case prev >= 0:
+			ed.add(src.kids[prev].end, src.kids[prev].end, sep+text(indent))
+		case len(src.kids) == 0:
+			ed.fillEmpty(src, j, count, indent, text(indent))
+		default:
+			return refuse(ed.lineAt(src.start), "a flow collection whose every item is replaced", "write it in block style")
+		}
+		return nil
+	}
+	col := ed.column(startOf(0))
+	if next >= 0 && ed.l.onlySpaceBefore(startOf(next)) {
+		at := ed.commentsAbove(ed.l.lineStart(startOf(next)))
+		ed.add(at, at, strings.Repeat(" ", col)+text(col)+nl)
+		return nil
+	}
+	if prev < 0 {
+		prev = next
+	}
+	if prev < 0 {
+		return refuse(ed.lineAt(src.start), "a collection whose every item is replaced", "write it in flow style ([ ] or { })")
+	}
+	at := ed.l.lineEnd(src.kids[prev].end)
+	if at == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
+		ed.add(at, at, nl+strings.Repeat(" ", col)+text(col))
+		return nil
+	}
+	ed.add(at, at, strings.Repeat(" ", col)+text(col)+nl)
+	return nil
+}
+
+// fillEmpty writes the new item j of count into the empty flow collection
+// src, in order, before its closing bracket; pretty JSON puts each on its
+// own line, and the closing bracket on the line after the last.
+func (ed *editor) fillEmpty(src *snode, j, count, indent int, text string) {
+	inner := ed.text[src.start+1 : src.end-1]
+	pretty := ed.st.json && !ed.st.single && inner == ""
+	sep, open, closing := ", ", "", ""
+	if pretty {
+		sep = "," + ed.st.nl + strings.Repeat(" ", indent)
+		open = ed.st.nl + strings.Repeat(" ", indent)
+		closing = ed.st.nl + strings.Repeat(" ", ed.lineIndent(src.start))
+	}
+	if j == count-1 {
+		text += closing
+	}
+	if j > 0 {
+		text = sep + text
+	} else if inner == "" {
+		text = open + text
+	}
+	// Spaces between the brackets stay in front of the items, where
+	// removing the items gives them back.
+	ed.add(src.end-1, src.end-1, text)
+}
+
+// styleIn is the style for new values of a block mapping: block lists
+// indented as its own lists are, when it has any.
+func (ed *editor) styleIn(m *snode) style {
+	st := ed.st
+	for i, v := range m.kids {
+		if v.kind == seqKind && !v.flow && len(v.dash) > 0 {
+			st.seqIn = ed.column(v.dash[0]) > ed.column(m.keys[i].start)
+			break
+		}
+	}
+	return st
+}
+
+// itemStart is where member or item i of src begins: its key, its "-",
+// or (flow) the item itself.
+func itemStart(src *snode, i int) int {
+	switch {
+	case src.kind == mapKind:
+		return src.keys[i].start
+	case !src.flow:
+		return src.dash[i]
+	}
+	return src.kids[i].start
+}
+
+// commentsAbove moves a line start up over the comment lines right above
+// it, which belong to what follows them.
+func (ed *editor) commentsAbove(at int) int {
+	for at > 0 {
+		prev := ed.l.lineStart(at - 1)
+		if !strings.HasPrefix(strings.TrimSpace(ed.text[prev:at]), "#") {
+			break
+		}
+		at = prev
+	}
+	return at
+}
+
+// render writes a new value for a member (keyIndex) or item (-1) of
+// parent, where old stood; without the space after "key:" or "-".
+func (ed *editor) render(v any, parent *snode, keyIndex int, old *snode) string {
+	switch {
+	case ed.st.json:
+		return ed.st.pretty(v, ed.lineIndent(old.start))
+	case parent.flow:
+		return ed.st.flow(v)
+	case keyIndex >= 0:
+		return strings.TrimPrefix(ed.styleIn(parent).block(v, ed.column(parent.keys[keyIndex].start)), " ")
+	}
+	i := slices.Index(parent.kids, old)
+	return strings.TrimPrefix(ed.st.item(v, ed.column(parent.dash[i])), " ")
+}
+
+// keyLike writes key quoted as the source key k is: renaming "command"
+// gives "args", and renaming it back gives "command" again.
+func (ed *editor) keyLike(k *snode, key string) string {
+	switch {
+	case ed.st.json:
+	case k.style&yaml.DoubleQuotedStyle != 0:
+		return doubleQuoted(key)
+	case k.style&yaml.SingleQuotedStyle != 0 && !strings.Contains(key, "'") && printable(key):
+		return "'" + key + "'"
+	}
+	return ed.st.key(key)
+}
+
+// movedText is the source text of a moved word v for a new item of a
+// list (flow or block at dash column col), when it can stand there.
+func (ed *editor) movedText(v any, flow bool, col int) (string, bool) {
+	word, ok := v.(string)
+	if !ok {
+		return "", false
+	}
+	for i, w := range ed.moved {
+		if w.value != word {
+			continue
+		}
+		text := w.text
+		switch block := w.style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0; {
+		case ed.st.json:
+		case flow && (block || strings.Contains(text, "\n") || w.style == 0 && !safePlain(word, true)):
+			return "", false
+		case block:
+			text = shiftLines(text, col-w.col)
+		}
+		ed.moved = slices.Delete(ed.moved, i, i+1)
+		return text, true
+	}
+	return "", false
+}
+
+// shiftLines indents every line of text but the first by shift columns.
+func shiftLines(text string, shift int) string {
+	lines := strings.Split(text, "\n")
+	for i := 1; i < len(lines); i++ {
+		switch {
+		case shift > 0 && strings.TrimSpace(lines[i]) != "":
+			lines[i] = strings.Repeat(" ", shift) + lines[i]
+		case shift < 0:
+			lines[i] = lines[i][min(-shift, len(lines[i])-len(strings.TrimLeft(lines[i], " "))):]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
