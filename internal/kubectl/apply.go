@@ -4,6 +4,7 @@
 package kubectl
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -147,72 +148,95 @@ func (ed *editor) apply(op inject.Op) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", op.Op, op.Path, err)
 	}
-	last := tokens[len(tokens)-1]
 	if parent.src == nil || parent.src.kind == scalarKind {
 		return fmt.Errorf("%s %s: %w", op.Op, op.Path, errCannotEdit)
 	}
-	isMap := parent.src.kind == mapKind
-	fresh := &enode{val: op.Value}
-	fresh.text, fresh.hasText = ed.textFor(op.Text)
-	switch op.Op {
-	case "add", "replace":
-		if isMap {
-			if e := parent.find(last); e != nil {
-				ed.keep(op.Keep, parent, e)
-				ed.remember(e.val)
-				e.val = fresh
-				return nil
-			}
-			if op.Op == "replace" {
-				return fmt.Errorf("replace %s: no such member", op.Path)
-			}
-			parent.entries = slices.Insert(parent.entries, inject.FieldIndex(parent.keys(), last), &entry{key: last, src: -1, val: fresh})
-			return nil
-		}
-		if last == "-" {
-			parent.items = append(parent.items, fresh)
-			return nil
-		}
-		i, err := strconv.Atoi(last)
-		if err != nil || i < 0 || i > len(parent.items) || op.Op == "replace" && i == len(parent.items) {
-			return fmt.Errorf("%s %s: no such index", op.Op, op.Path)
-		}
-		if op.Op == "replace" {
-			parent.items[i] = fresh
-		} else {
-			parent.items = slices.Insert(parent.items, i, fresh)
-		}
-	case "remove":
-		if isMap {
-			i := slices.IndexFunc(parent.entries, func(e *entry) bool { return e.key == last })
-			if i < 0 {
-				return fmt.Errorf("remove %s: no such member", op.Path)
-			}
-			parent.entries = slices.Delete(parent.entries, i, i+1)
-			return nil
-		}
-		i, err := strconv.Atoi(last)
-		if err != nil || i < 0 || i >= len(parent.items) {
-			return fmt.Errorf("remove %s: no such index", op.Path)
-		}
-		parent.items = slices.Delete(parent.items, i, i+1)
-	case "move":
+	last := tokens[len(tokens)-1]
+	switch {
+	case op.Op == "move":
 		from := inject.Tokens(op.From)
-		if !isMap || len(from) != len(tokens) || !slices.Equal(from[:len(from)-1], tokens[:len(tokens)-1]) || parent.find(last) != nil {
+		if len(from) != len(tokens) || !slices.Equal(from[:len(from)-1], tokens[:len(tokens)-1]) {
 			return fmt.Errorf("move %s to %s: %w (only a rename within an object)", op.From, op.Path, errCannotEdit)
 		}
-		e := parent.find(from[len(from)-1])
-		if e == nil {
-			return fmt.Errorf("move %s: no such member", op.From)
-		}
-		if e.src >= 0 {
-			ed.keepKey(op.Keep, parent.src.keys[e.src])
-		}
-		e.key, e.renamed = last, true
-		e.keyText, _ = ed.textFor(op.Text)
-	default:
+		err = ed.rename(parent, op, from[len(from)-1], last)
+	case op.Op != "add" && op.Op != "replace" && op.Op != "remove":
 		return fmt.Errorf("unknown operation %q", op.Op)
+	case parent.src.kind == mapKind:
+		err = ed.applyMember(parent, op, last)
+	default:
+		err = ed.applyItem(parent, op, last)
 	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op.Op, op.Path, err)
+	}
+	return nil
+}
+
+// fresh is the new value an add or replace op writes.
+func (ed *editor) fresh(op inject.Op) *enode {
+	n := &enode{val: op.Value}
+	n.text, n.hasText = ed.textFor(op.Text)
+	return n
+}
+
+// applyMember applies an add, replace or remove op to member key of the
+// mapping parent.
+func (ed *editor) applyMember(parent *enode, op inject.Op, key string) error {
+	i := slices.IndexFunc(parent.entries, func(e *entry) bool { return e.key == key })
+	switch {
+	case op.Op == "remove" && i >= 0:
+		parent.entries = slices.Delete(parent.entries, i, i+1)
+	case op.Op == "remove" || op.Op == "replace" && i < 0:
+		return errors.New("no such member")
+	case i >= 0:
+		e := parent.entries[i]
+		ed.keep(op.Keep, parent, e)
+		ed.remember(e.val)
+		e.val = ed.fresh(op)
+	default:
+		parent.entries = slices.Insert(parent.entries, inject.FieldIndex(parent.keys(), key), &entry{key: key, src: -1, val: ed.fresh(op)})
+	}
+	return nil
+}
+
+// applyItem applies an add, replace or remove op to item index (or "-",
+// the end) of the list parent.
+func (ed *editor) applyItem(parent *enode, op inject.Op, index string) error {
+	if index == "-" && op.Op == "add" {
+		parent.items = append(parent.items, ed.fresh(op))
+		return nil
+	}
+	i, err := strconv.Atoi(index)
+	size := len(parent.items)
+	if op.Op == "add" {
+		size++
+	}
+	if err != nil || i < 0 || i >= size {
+		return errors.New("no such index")
+	}
+	switch op.Op {
+	case "add":
+		parent.items = slices.Insert(parent.items, i, ed.fresh(op))
+	case "replace":
+		parent.items[i] = ed.fresh(op)
+	default:
+		parent.items = slices.Delete(parent.items, i, i+1)
+	}
+	return nil
+}
+
+// rename applies a move op within the mapping parent: member from becomes
+// member to, keeping its value's text.
+func (ed *editor) rename(parent *enode, op inject.Op, from, to string) error {
+	e := parent.find(from)
+	if parent.src.kind != mapKind || e == nil || parent.find(to) != nil {
+		return fmt.Errorf("%w: a rename of a member to a new name only", errCannotEdit)
+	}
+	if e.src >= 0 {
+		ed.keepKey(op.Keep, parent.src.keys[e.src])
+	}
+	e.key, e.renamed = to, true
+	e.keyText, _ = ed.textFor(op.Text)
 	return nil
 }
 
