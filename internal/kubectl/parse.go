@@ -66,82 +66,94 @@ func readYAML(text string, root *yaml.Node) (*snode, error) {
 }
 
 func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) {
-	if depth > maxDepth {
+	switch {
+	case depth > maxDepth:
 		return nil, fmt.Errorf("line %d: nested more than %d levels", n.Line, maxDepth)
-	}
-	s := &snode{y: n, line: n.Line, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
-	switch n.Kind {
-	case yaml.MappingNode:
-		s.kind = mapKind
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, err := l.yamlNode(n.Content[i], parentIndent, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			keyIndent := k.start - l.lineStart(k.start)
-			v, err := l.yamlNode(n.Content[i+1], keyIndent, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			colon := l.colonAfter(k.end)
-			if colon < 0 {
-				return nil, refuse(k.line, "a key written with '?' or over several lines", "write it as key: value on one line")
-			}
-			if isEmptyNull(n.Content[i+1]) {
-				v.start, v.end = colon, colon
-			}
-			s.keys, s.kids, s.colon = append(s.keys, k), append(s.kids, v), append(s.colon, colon)
-		}
-	case yaml.SequenceNode:
-		s.kind = seqKind
-		for _, c := range n.Content {
-			itemIndent, d := parentIndent, -1
-			if !s.flow {
-				at := l.offset(c.Line, c.Column)
-				d = strings.LastIndexByte(strings.TrimRight(l.text[:at], " \t\r\n"), '-')
-				if d < 0 || strings.TrimSpace(l.text[d+1:at]) != "" {
-					return nil, refuse(c.Line, "a list item that does not follow its '-'", "write each item after its '- '")
-				}
-				itemIndent = d - l.lineStart(d)
-			}
-			item, err := l.yamlNode(c, itemIndent, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if d >= 0 {
-				if isEmptyNull(c) {
-					item.start, item.end = d+1, d+1
-				}
-				s.dash = append(s.dash, d)
-			}
-			s.kids = append(s.kids, item)
-		}
-	case yaml.ScalarNode:
-		s.str = n.Value
-		end, err := l.scalarEnd(n, s.start, parentIndent)
-		if err != nil {
-			return nil, err
-		}
-		s.end = end
-		return s, nil
-	case yaml.AliasNode:
+	case n.Kind == yaml.AliasNode:
 		return nil, refuse(n.Line, "a YAML alias (*)", "write the value out")
-	default:
-		return nil, refuse(n.Line, "a YAML node of an unknown kind", "write it as a mapping, a list or a scalar")
-	}
-	if n.Anchor != "" {
+	case n.Anchor != "":
 		return nil, refuse(n.Line, "a YAML anchor (&)", "write the value out where it is used, without anchors")
 	}
-	if s.flow {
-		end, err := flowEnd(l.text, s.start)
-		if err != nil {
+	s := &snode{y: n, line: n.Line, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
+	var err error
+	switch n.Kind {
+	case yaml.MappingNode:
+		err = l.yamlMapping(s, n, parentIndent, depth)
+	case yaml.SequenceNode:
+		err = l.yamlSequence(s, n, parentIndent, depth)
+	case yaml.ScalarNode:
+		s.str = n.Value
+		s.end, err = l.scalarEnd(n, s.start, parentIndent)
+	default:
+		err = refuse(n.Line, "a YAML node of an unknown kind", "write it as a mapping, a list or a scalar")
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.kind == scalarKind:
+	case s.flow:
+		if s.end, err = flowEnd(l.text, s.start); err != nil {
 			return nil, fmt.Errorf("line %d: %w", n.Line, err)
 		}
-		s.end = end
-	} else if len(s.kids) > 0 {
+	case len(s.kids) > 0:
 		s.end = s.kids[len(s.kids)-1].end
 	}
 	return s, nil
+}
+
+// yamlMapping reads the keys and values of the mapping n into s, each
+// with the offset after its ':' (an empty value is there).
+func (l *lines) yamlMapping(s *snode, n *yaml.Node, parentIndent, depth int) error {
+	s.kind = mapKind
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, err := l.yamlNode(n.Content[i], parentIndent, depth+1)
+		if err != nil {
+			return err
+		}
+		v, err := l.yamlNode(n.Content[i+1], k.start-l.lineStart(k.start), depth+1)
+		if err != nil {
+			return err
+		}
+		colon := l.colonAfter(k.end)
+		if colon < 0 {
+			return refuse(k.line, "a key written with '?' or over several lines", "write it as key: value on one line")
+		}
+		if isEmptyNull(n.Content[i+1]) {
+			v.start, v.end = colon, colon
+		}
+		s.keys, s.kids, s.colon = append(s.keys, k), append(s.kids, v), append(s.colon, colon)
+	}
+	return nil
+}
+
+// yamlSequence reads the items of the list n into s; a block list's with
+// the offset of each '-' (an empty item is just after it).
+func (l *lines) yamlSequence(s *snode, n *yaml.Node, parentIndent, depth int) error {
+	s.kind = seqKind
+	for _, c := range n.Content {
+		itemIndent, d := parentIndent, -1
+		if !s.flow {
+			at := l.offset(c.Line, c.Column)
+			d = strings.LastIndexByte(strings.TrimRight(l.text[:at], " \t\r\n"), '-')
+			if d < 0 || strings.TrimSpace(l.text[d+1:at]) != "" {
+				return refuse(c.Line, "a list item that does not follow its '-'", "write each item after its '- '")
+			}
+			itemIndent = d - l.lineStart(d)
+		}
+		item, err := l.yamlNode(c, itemIndent, depth+1)
+		if err != nil {
+			return err
+		}
+		if d >= 0 {
+			if isEmptyNull(c) {
+				item.start, item.end = d+1, d+1
+			}
+			s.dash = append(s.dash, d)
+		}
+		s.kids = append(s.kids, item)
+	}
+	return nil
 }
 
 func isEmptyNull(n *yaml.Node) bool {

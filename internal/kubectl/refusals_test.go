@@ -20,6 +20,8 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"an anchor", "x: &cmd [sh, -c, echo hi]\n" + pod("  - name: main\n    image: busybox\n    command: *cmd\n"),
 			[]string{"line 1:", "a YAML anchor", "write the value out"}},
+		{"an anchor on a scalar", pod("  - name: main\n    image: &img busybox\n    command: [sh]\n"),
+			[]string{"line 8:", "a YAML anchor", "write the value out"}},
 		{"a merge key", pod("  - &main\n    name: main\n    image: busybox\n    command: [sh]\n  - <<: *main\n    name: other\n"),
 			[]string{"line 7:", "a YAML anchor", "write the value out"}},
 		{"a tag", pod("  - name: main\n    image: busybox\n    command:\n    - !!str sh\n"),
