@@ -176,88 +176,80 @@ func (l *lines) colonAfter(off int) int {
 // scalarEnd finds where a scalar's text ends.
 func (l *lines) scalarEnd(n *yaml.Node, start, parentIndent int) (int, error) {
 	text := l.text
-	if start >= len(text) {
-		return start, nil
-	}
 	switch {
-	case n.Style&yaml.DoubleQuotedStyle != 0:
-		for i := start + 1; i < len(text); i++ {
-			switch text[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1, nil
-			}
+	case start >= len(text):
+		return start, nil
+	case text[start] == '!':
+		return 0, refuse(n.Line, "a YAML tag", "write the value without the tag")
+	case n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0:
+		if end := quotedEnd(text, start); end > 0 {
+			return end, nil
 		}
-	case n.Style&yaml.SingleQuotedStyle != 0:
-		for i := start + 1; i < len(text); i++ {
-			if text[i] == '\'' {
-				if i+1 < len(text) && text[i+1] == '\'' {
-					i++
-					continue
-				}
-				return i + 1, nil
-			}
-		}
+		return 0, refuse(n.Line, "a quoted scalar without its closing quote", "close the quote")
 	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
-		// With keep chomping (|+, >+) the blank lines after the text are
-		// part of the value; otherwise they are not.
-		header := text[start:l.lineEnd(start)]
-		keep := strings.Contains(strings.Fields(header + " ")[0], "+")
-		end := l.lineEnd(start)
-		for pos := end; pos < len(text); {
-			next := l.lineEnd(pos)
-			line := strings.TrimRight(text[pos:next], "\r\n")
-			if strings.TrimSpace(line) == "" {
-				if pos = next; keep {
-					end = next
-				}
-				continue
-			}
-			if len(line)-len(strings.TrimLeft(line, " ")) <= parentIndent {
-				break
-			}
-			end, pos = next, next
-		}
-		end = strings.LastIndexByte(text[:end], '\n')
-		if end > 0 && text[end-1] == '\r' {
-			end--
-		}
-		return end, nil
-	default:
-		if n.Tag != "" && n.Tag != "!" && strings.HasPrefix(text[start:], "!") {
-			return 0, refuse(n.Line, "a YAML tag", "write the value without the tag")
-		}
-		if strings.HasPrefix(text[start:], n.Value) && !strings.ContainsAny(n.Value, "\n") {
-			return start + len(n.Value), nil
-		}
-		return 0, refuse(n.Line, "a plain scalar over several lines", "quote it, or write it on one line")
+		return l.blockEnd(start, parentIndent), nil
+	case strings.HasPrefix(text[start:], n.Value) && !strings.Contains(n.Value, "\n"):
+		return start + len(n.Value), nil
 	}
-	return 0, refuse(n.Line, "a quoted scalar without its closing quote", "close the quote")
+	return 0, refuse(n.Line, "a plain scalar over several lines", "quote it, or write it on one line")
 }
 
-// flowEnd finds the end of a flow collection (or a JSON one) starting at
-// start.
+// quotedEnd is the offset after the quoted scalar at start: double
+// quotes with backslash escapes, or single quotes in which a quote is
+// written twice; -1 when it does not end.
+func quotedEnd(text string, start int) int {
+	q := text[start]
+	for i := start + 1; i < len(text); i++ {
+		switch {
+		case q == '"' && text[i] == '\\':
+			i++
+		case q == '\'' && text[i] == q && i+1 < len(text) && text[i+1] == q:
+			i++
+		case text[i] == q:
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// blockEnd is where the block scalar (| or >) at start, in a node
+// indented parentIndent, ends: at the line break of its last line. With
+// keep chomping (|+, >+) the blank lines after the text are part of the
+// value; otherwise they are not.
+func (l *lines) blockEnd(start, parentIndent int) int {
+	text := l.text
+	end := l.lineEnd(start)
+	keep := strings.Contains(strings.Fields(text[start:end] + " ")[0], "+")
+	for pos := end; pos < len(text); {
+		next := l.lineEnd(pos)
+		line := strings.TrimRight(text[pos:next], "\r\n")
+		if strings.TrimSpace(line) == "" {
+			if pos = next; keep {
+				end = next
+			}
+			continue
+		}
+		if len(line)-len(strings.TrimLeft(line, " ")) <= parentIndent {
+			break
+		}
+		end, pos = next, next
+	}
+	end = strings.LastIndexByte(text[:end], '\n')
+	if end > 0 && text[end-1] == '\r' {
+		end--
+	}
+	return end
+}
+
+// flowEnd finds the end of a YAML flow collection starting at start.
 func flowEnd(text string, start int) (int, error) {
 	depth := 0
 	for i := start; i < len(text); i++ {
 		quoteStart := i == start || strings.IndexByte("[{,: \t\r\n", text[i-1]) >= 0
 		switch c := text[i]; {
-		case c == '"' && quoteStart:
-			for i++; i < len(text) && text[i] != '"'; i++ {
-				if text[i] == '\\' {
-					i++
-				}
-			}
-		case c == '\'' && quoteStart:
-			for i++; i < len(text); i++ {
-				if text[i] == '\'' {
-					if i+1 < len(text) && text[i+1] == '\'' {
-						i++
-						continue
-					}
-					break
-				}
+		case (c == '"' || c == '\'') && quoteStart:
+			if i = quotedEnd(text, i) - 1; i < 0 {
+				i = len(text) // unterminated
 			}
 		case c == '#' && i > 0 && strings.IndexByte(" \t\r\n", text[i-1]) >= 0:
 			for i < len(text) && text[i] != '\n' {
