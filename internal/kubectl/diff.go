@@ -152,49 +152,53 @@ func (ed *editor) diffValue(v *enode, old, parent *snode, keyIndex int) error {
 // not kept.
 // empty says that nothing is left in it (nor added).
 func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
-	start := func(i int) int { return itemStart(src, i) }
-	if !src.flow {
-		for i := range src.kids {
-			if kept[i] {
-				continue
-			}
-			from := start(i)
-			if !ed.l.onlySpaceBefore(from) {
-				return refuse(ed.lineAt(from), "a key to remove that shares its line with the '-' or key before it", "put it on a line of its own")
-			}
-			from, to := ed.l.lineStart(from), ed.l.lineEnd(src.kids[i].end)
-			if to == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
-				// The last line has no newline: neither will the line
-				// that becomes last (the one before may go too).
-				ed.noFinalNewline = true
-			}
-			ed.add(from, to, "")
-		}
+	if src.flow {
+		ed.flowDeletions(src, kept, empty)
 		return nil
 	}
-	n := len(src.kids)
-	for i := 0; i < n; {
+	for i := range src.kids {
 		if kept[i] {
-			i++
 			continue
 		}
-		j := i
+		from := itemStart(src, i)
+		if !ed.l.onlySpaceBefore(from) {
+			return refuse(ed.lineAt(from), "a key to remove that shares its line with the '-' or key before it", "put it on a line of its own")
+		}
+		to := ed.l.lineEnd(src.kids[i].end)
+		if to == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
+			// The last line has no newline: neither will the line
+			// that becomes last (the one before may go too).
+			ed.noFinalNewline = true
+		}
+		ed.add(ed.l.lineStart(from), to, "")
+	}
+	return nil
+}
+
+// flowDeletions removes each run of items of a flow collection that are
+// not kept, with the separators between them and the kept ones.
+func (ed *editor) flowDeletions(src *snode, kept map[int]bool, empty bool) {
+	n := len(src.kids)
+	for i := 0; i < n; i++ {
+		if kept[i] {
+			continue
+		}
+		j := i // the run is i..j
 		for j+1 < n && !kept[j+1] {
 			j++
 		}
 		switch {
 		case j+1 < n:
-			ed.add(start(i), start(j+1), "")
+			ed.add(itemStart(src, i), itemStart(src, j+1), "")
 		case i > 0:
 			ed.add(src.kids[i-1].end, src.kids[j].end, "")
 		case empty && ed.onlyLayoutAround(src):
 			ed.add(src.start+1, src.end-1, "") // the lines fillEmpty opened
 		default:
-			ed.add(start(i), src.kids[j].end, "")
+			ed.add(itemStart(src, i), src.kids[j].end, "")
 		}
-		i = j + 1
+		i = j
 	}
-	return nil
 }
 
 // onlyLayoutAround says whether what is around the items of the flow

@@ -137,50 +137,53 @@ func firstLine(kept, rendered string) string {
 // collection gets all of them, so the first opens it, the others follow
 // it with a separator, and the last closes it.
 func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent int) string) error {
-	startOf := func(i int) int { return itemStart(src, i) }
-	nl := ed.st.nl
 	if src.flow {
-		multiline := ed.st.json && !ed.st.single && strings.Contains(ed.text[src.start:src.end], "\n")
-		sep := ", "
-		indent := 0
-		if len(src.kids) > 0 {
-			indent = ed.lineIndent(startOf(0))
-		} else {
-			indent = ed.lineIndent(src.start) + ed.st.step
-		}
-		if multiline {
-			sep = "," + nl + strings.Repeat(" ", indent)
-		}
-		switch {
-		case next >= 0:
-			ed.add(startOf(next), startOf(next), text(indent)+sep)
-		case prev >= 0:
-			ed.add(src.kids[prev].end, src.kids[prev].end, sep+text(indent))
-		case len(src.kids) == 0:
-			ed.fillEmpty(src, j, count, indent, text(indent))
-		default:
-			return refuse(ed.lineAt(src.start), "a flow collection whose every item is replaced", "write it in block style")
-		}
-		return nil
+		return ed.insertFlow(src, next, prev, j, count, text)
 	}
-	col := ed.column(startOf(0))
-	if next >= 0 && ed.l.onlySpaceBefore(startOf(next)) {
-		at := ed.commentsAbove(ed.l.lineStart(startOf(next)))
-		ed.add(at, at, strings.Repeat(" ", col)+text(col)+nl)
+	col := ed.column(itemStart(src, 0))
+	line := func() string { return strings.Repeat(" ", col) + text(col) }
+	if next >= 0 && ed.l.onlySpaceBefore(itemStart(src, next)) {
+		at := ed.commentsAbove(ed.l.lineStart(itemStart(src, next)))
+		ed.add(at, at, line()+ed.st.nl)
 		return nil
 	}
 	if prev < 0 {
-		prev = next
+		prev = next // on the line after the one it shares a line with
 	}
 	if prev < 0 {
 		return refuse(ed.lineAt(src.start), "a collection whose every item is replaced", "write it in flow style ([ ] or { })")
 	}
 	at := ed.l.lineEnd(src.kids[prev].end)
 	if at == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
-		ed.add(at, at, nl+strings.Repeat(" ", col)+text(col))
+		ed.add(at, at, ed.st.nl+line())
 		return nil
 	}
-	ed.add(at, at, strings.Repeat(" ", col)+text(col)+nl)
+	ed.add(at, at, line()+ed.st.nl)
+	return nil
+}
+
+// insertFlow is insert into a flow collection: after ", " on one line,
+// or on a line of its own in pretty JSON.
+func (ed *editor) insertFlow(src *snode, next, prev, j, count int, text func(indent int) string) error {
+	indent := ed.lineIndent(src.start) + ed.st.step
+	if len(src.kids) > 0 {
+		indent = ed.lineIndent(itemStart(src, 0))
+	}
+	sep := ", "
+	if ed.st.json && !ed.st.single && strings.Contains(ed.text[src.start:src.end], "\n") {
+		sep = "," + ed.st.nl + strings.Repeat(" ", indent)
+	}
+	switch {
+	case next >= 0:
+		at := itemStart(src, next)
+		ed.add(at, at, text(indent)+sep)
+	case prev >= 0:
+		ed.add(src.kids[prev].end, src.kids[prev].end, sep+text(indent))
+	case len(src.kids) == 0:
+		ed.fillEmpty(src, j, count, indent, text(indent))
+	default:
+		return refuse(ed.lineAt(src.start), "a flow collection whose every item is replaced", "write it in block style")
+	}
 	return nil
 }
 
