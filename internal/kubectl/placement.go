@@ -19,7 +19,7 @@ func deriveStyle(l *lines, root *snode, json bool) style {
 	}
 	if json {
 		s.single = !strings.Contains(strings.TrimSpace(text), "\n")
-		if len(root.kids) > 0 && root.kind == mapKind {
+		if !s.single && len(root.kids) > 0 && root.kind == mapKind {
 			k := root.keys[0]
 			if ind := k.start - l.lineStart(k.start); ind > 0 {
 				s.step = ind
