@@ -29,12 +29,7 @@ func remove(path string) inject.Op { return inject.Op{Op: "remove", Path: path} 
 // TestDiff: what the ops remove or rename is written as the smallest
 // edit of the source, and nothing else changes.
 func TestDiff(t *testing.T) {
-	for _, tc := range []struct {
-		name, text string
-		json       bool
-		ops        []inject.Op
-		want       string
-	}{
+	checkEdits(t, []editCase{
 		{"an item in the middle of a flow list", "a: [x, y, z]  # c\n", false, []inject.Op{remove("/a/1")}, "a: [x, z]  # c\n"},
 		{"the last item of a flow list", "a: [x, y, z]\n", false, []inject.Op{remove("/a/2")}, "a: [x, y]\n"},
 		{"every item of a flow list", "a: [ x, y ]\n", false, []inject.Op{remove("/a/1"), remove("/a/0")}, "a: [  ]\n"},
@@ -49,7 +44,20 @@ func TestDiff(t *testing.T) {
 		{"a rename with the key's kept text", `{"args": [1]}`, true, []inject.Op{{Op: "move", From: "/args", Path: "/command", Text: `json:"comm\u0061nd"`}}, `{"comm\u0061nd": [1]}`},
 		{"a replaced value", "a: 1  # c\nb: 2\n", false, []inject.Op{{Op: "replace", Path: "/a", Value: "two"}}, "a: two  # c\nb: 2\n"},
 		{"a value replaced by kept text", "a: [x]\n", false, []inject.Op{{Op: "replace", Path: "/a", Value: []string{"y"}, Text: "yaml:\n- 'y'"}}, "a:\n- 'y'\n"},
-	} {
+	})
+}
+
+// editCase is text, the ops applied to it, and the text wanted.
+type editCase struct {
+	name, text string
+	json       bool
+	ops        []inject.Op
+	want       string
+}
+
+func checkEdits(t *testing.T, cases []editCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := editText(t, tc.text, tc.json, tc.ops...)
 			if err != nil || got != tc.want {

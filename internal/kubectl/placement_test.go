@@ -11,12 +11,7 @@ func add(path string, value any) inject.Op { return inject.Op{Op: "add", Path: p
 // TestPlacement: a new member or item goes where a person would put it,
 // indented, quoted and laid out as its neighbours are.
 func TestPlacement(t *testing.T) {
-	for _, tc := range []struct {
-		name, text string
-		json       bool
-		ops        []inject.Op
-		want       string
-	}{
+	checkEdits(t, []editCase{
 		{"command before args, above its comment", "name: x\nimage: y\n# the args\nargs: [a]\n", false,
 			[]inject.Op{add("/command", []string{"c"})}, "name: x\nimage: y\ncommand: [c]\n# the args\nargs: [a]\n"},
 		{"a new key last", "a: 1\nb: 2\n", false, []inject.Op{add("/c", "three")}, "a: 1\nb: 2\nc: three\n"},
@@ -32,14 +27,7 @@ func TestPlacement(t *testing.T) {
 			"{\n  \"a\": [\n    \"x\",\n    \"y\"\n  ]\n}\n"},
 		{"into a pretty JSON list", "{\n  \"a\": [\n    1\n  ]\n}\n", true, []inject.Op{add("/a/-", 2)}, "{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"},
 		{"into one-line JSON", `{"a": {"b": 1}}`, true, []inject.Op{add("/a/c", "x")}, `{"a": {"b": 1, "c": "x"}}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := editText(t, tc.text, tc.json, tc.ops...)
-			if err != nil || got != tc.want {
-				t.Errorf("got %q (%v), want %q", got, err, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // TestDeriveStyle: the style of new text is read from the document.
