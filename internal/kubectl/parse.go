@@ -234,6 +234,9 @@ func (l *lines) blockEnd(start, parentIndent int) int {
 		}
 		end, pos = next, next
 	}
+	if end == len(text) && !strings.HasSuffix(text, "\n") {
+		return end // the last line, without a line break
+	}
 	end = strings.LastIndexByte(text[:end], '\n')
 	if end > 0 && text[end-1] == '\r' {
 		end--

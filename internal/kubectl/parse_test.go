@@ -51,6 +51,7 @@ func TestParseSpans(t *testing.T) {
 		{"literal, clipped", "a: |\n  x\n\n\nb: 1\n", false, "a", "|\n  x", "x\n"},
 		{"literal, kept", "a: |+\n  x\n\n\nb: 1\n", false, "a", "|+\n  x\n\n", "x\n\n\n"},
 		{"folded, kept, CRLF", "a: >+\r\n  x\r\n\r\nb: 1\r\n", false, "a", ">+\r\n  x\r\n", "x\n\n"},
+		{"literal, last line without a break", "b: 1\na: |\n  x", false, "a", "|\n  x", "x"},
 		{"flow list with a comment", "a: [x, # c\n  y]\nb: 1\n", false, "a", "[x, # c\n  y]", ""},
 		{"brackets in quotes", "a: ['],', \"]\"]\n", false, "a", "['],', \"]\"]", ""},
 		{"empty value", "a:\nb: 1\n", false, "a", "", ""},

@@ -155,11 +155,32 @@ func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent 
 	}
 	at := ed.l.lineEnd(src.kids[prev].end)
 	if at == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
+		if b := lastScalar(src.kids[prev]); blockKeepsBreak(ed.text, b) {
+			return refuse(ed.lineAt(b.start), "a block scalar (| or >) on the last line of a file without a final newline", "end the file with a newline")
+		}
 		ed.add(at, at, ed.st.nl+line())
 		return nil
 	}
 	ed.add(at, at, line()+ed.st.nl)
 	return nil
+}
+
+// lastScalar is the last scalar under n, in source order.
+func lastScalar(n *snode) *snode {
+	for len(n.kids) > 0 && !n.flow {
+		n = n.kids[len(n.kids)-1]
+	}
+	return n
+}
+
+// blockKeepsBreak says whether n is a block scalar whose value would take
+// a line break written after it: one that does not strip it (|-, >-).
+func blockKeepsBreak(text string, n *snode) bool {
+	if n.kind != scalarKind || n.style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 {
+		return false
+	}
+	header := strings.Fields(text[n.start:] + " ")[0]
+	return !strings.Contains(header, "-")
 }
 
 // insertFlow is insert into a flow collection: after ", " on one line,

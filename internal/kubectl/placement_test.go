@@ -16,6 +16,7 @@ func TestPlacement(t *testing.T) {
 			[]inject.Op{add("/command", []string{"c"})}, "name: x\nimage: y\ncommand: [c]\n# the args\nargs: [a]\n"},
 		{"a new key last", "a: 1\nb: 2\n", false, []inject.Op{add("/c", "three")}, "a: 1\nb: 2\nc: three\n"},
 		{"after a last line without a newline", "a: 1\nb: 2", false, []inject.Op{add("/c", 3)}, "a: 1\nb: 2\nc: 3"},
+		{"after a stripped block scalar without a newline", "a: |-\n  x", false, []inject.Op{add("/b", 1)}, "a: |-\n  x\nb: 1"},
 		{"CRLF", "a: 1\r\nb: 2\r\n", false, []inject.Op{add("/c", 3)}, "a: 1\r\nb: 2\r\nc: 3\r\n"},
 		{"a block list indented under its key", "a:\n  - x\n", false, []inject.Op{add("/a/-", "z")}, "a:\n  - x\n  - z\n"},
 		{"a mapping item in a block list", "a:\n- x: 1\n", false,

@@ -22,6 +22,10 @@ func TestRefusals(t *testing.T) {
 			[]string{"line 1:", "a YAML anchor", "write the value out"}},
 		{"an anchor on a scalar", pod("  - name: main\n    image: &img busybox\n    command: [sh]\n"),
 			[]string{"line 8:", "a YAML anchor", "write the value out"}},
+		{"a block scalar on the last line, no final newline", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: Never\n  containers:\n" +
+			"  - name: proxy\n    image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.18.2\n    command: [/cloud-sql-proxy]\n" +
+			"  - name: main\n    image: busybox\n    command:\n    - |\n      echo hi",
+			[]string{"line 13:", "a block scalar (| or >) on the last line", "end the file with a newline"}},
 		{"a merge key", pod("  - &main\n    name: main\n    image: busybox\n    command: [sh]\n  - <<: *main\n    name: other\n"),
 			[]string{"line 7:", "a YAML anchor", "write the value out"}},
 		{"a tag", pod("  - name: main\n    image: busybox\n    command:\n    - !!str sh\n"),
