@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/job-signal/job-signal/inject"
 )
 
@@ -66,12 +64,6 @@ type editor struct {
 	// noFinalNewline: the text's last line, which has no newline, is
 	// removed; the line that becomes last loses its newline.
 	noFinalNewline bool
-}
-
-type movedWord struct {
-	value, text string
-	style       yaml.Style
-	col         int // the column of its "-" (block lists)
 }
 
 type edit struct {
@@ -238,90 +230,4 @@ func (ed *editor) rename(parent *enode, op inject.Op, from, to string) error {
 	e.key, e.renamed = to, true
 	e.keyText, _ = ed.textFor(op.Text)
 	return nil
-}
-
-// remember notes the words of a source list about to be replaced.
-func (ed *editor) remember(old *enode) {
-	src := old.src
-	if src == nil || src.kind != seqKind {
-		return
-	}
-	for i, w := range src.kids {
-		if w.kind != scalarKind || w.y != nil && w.y.ShortTag() != "!!str" || w.y == nil && ed.text[w.start] != '"' {
-			continue
-		}
-		mw := movedWord{value: w.str, text: ed.text[w.start:w.end], style: w.style}
-		if !src.flow {
-			mw.col = ed.column(src.dash[i])
-		}
-		ed.moved = append(ed.moved, mw)
-	}
-}
-
-// peekKeep notes, before op is applied, the source text it will replace
-// (see keep).
-func (ed *editor) peekKeep(op inject.Op) {
-	tokens := inject.Tokens(op.Path)
-	if op.Keep == "" || len(tokens) == 0 || op.Op != "add" && op.Op != "replace" {
-		return
-	}
-	parent, err := ed.resolve(tokens[:len(tokens)-1])
-	if err != nil || parent.src == nil || parent.src.kind != mapKind {
-		return
-	}
-	if e := parent.find(tokens[len(tokens)-1]); e != nil {
-		ed.keep(op.Keep, parent, e)
-	}
-}
-
-// textFor is a kept source text when it is of this document's format.
-func (ed *editor) textFor(kept string) (string, bool) {
-	return strings.CutPrefix(kept, ed.formatPrefix())
-}
-
-// keep notes the source text of a value about to be replaced when
-// writing its value back would not give the same bytes.
-func (ed *editor) keep(place string, parent *enode, e *entry) {
-	if place == "" || e.val.src == nil || e.src < 0 {
-		return
-	}
-	old := e.val.src
-	block := !ed.st.json && !parent.src.flow
-	from := old.start
-	if block {
-		from = parent.src.colon[e.src]
-	}
-	src := ed.text[from:old.end]
-	var meaning any
-	if old.kind != scalarKind || old.y == nil || old.y.ShortTag() != "!!null" {
-		js, err := jsonOf(ed.text, old)
-		if err != nil {
-			return
-		}
-		meaning = decodeJSON(js)
-	}
-	rendered := ed.render(meaning, parent.src, e.src, old)
-	if block && !strings.HasPrefix(rendered, ed.st.nl) {
-		rendered = " " + rendered
-	}
-	if rendered == src {
-		return
-	}
-	ed.kept[place] = ed.formatPrefix() + src
-}
-
-// keepKey notes the source text of a key about to be renamed when
-// renaming it back would not spell it the same (escapes).
-func (ed *editor) keepKey(place string, k *snode) {
-	if text := ed.text[k.start:k.end]; place != "" && ed.keyLike(k, k.str) != text {
-		ed.kept[place] = ed.formatPrefix() + text
-	}
-}
-
-// formatPrefix marks a kept text with the document's format.
-func (ed *editor) formatPrefix() string {
-	if ed.st.json {
-		return "json:"
-	}
-	return "yaml:"
 }
