@@ -23,7 +23,7 @@ const (
 type document struct {
 	index int    // from 1, as errors name it
 	line  int    // first line in the input
-	sep   string // the "---" line before it, verbatim ("" for none)
+	sep   string // the "---" line before it, verbatim ("" for none), or a byte-order mark
 	raw   string // its text, as read
 	json  bool
 }
@@ -32,6 +32,8 @@ func (d *document) String() string { return fmt.Sprintf("document %d (line %d)",
 
 // readDocuments splits the input into documents: a YAML stream separated
 // by "---" lines, or, when it starts with '{', a stream of JSON values.
+// A byte-order mark is not part of the first document (kubectl drops it)
+// but is written back before it.
 func readDocuments(r io.Reader) ([]*document, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {
@@ -40,9 +42,17 @@ func readDocuments(r io.Reader) ([]*document, error) {
 	if len(data) > MaxInput {
 		return nil, fmt.Errorf("input is larger than %d MiB; split it", MaxInput>>20)
 	}
-	bom := len(data) - len(bytes.TrimPrefix(data, []byte(byteOrderMark)))
-	if trimmed := bytes.TrimLeft(data[bom:], " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		docs, err := splitJSON(data, bom)
+	data, bom := bytes.CutPrefix(data, []byte(byteOrderMark))
+	docs, err := splitDocuments(data)
+	if err == nil && bom && len(docs) > 0 {
+		docs[0].sep = byteOrderMark + docs[0].sep
+	}
+	return docs, err
+}
+
+func splitDocuments(data []byte) ([]*document, error) {
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		docs, err := splitJSON(data)
 		if err == nil || !flowYAML(data, err) {
 			return docs, err
 		}
@@ -111,12 +121,11 @@ func scanLinesKeepEnds(data []byte, atEOF bool) (int, []byte, error) {
 	return 0, nil, nil
 }
 
-// splitJSON splits a stream of JSON values after skip bytes (a byte-order
-// mark, as kubectl drops it); each document keeps the bytes before it (and
-// the last one those after it), so that writing the documents back gives
-// the input.
-func splitJSON(data []byte, skip int) ([]*document, error) {
-	dec := json.NewDecoder(bytes.NewReader(data[skip:]))
+// splitJSON splits a stream of JSON values; each document keeps the
+// bytes before it (and the last one those after it), so that writing the
+// documents back gives the input.
+func splitJSON(data []byte) ([]*document, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
 	var docs []*document
 	prev := 0
 	for {
@@ -128,7 +137,7 @@ func splitJSON(data []byte, skip int) ([]*document, error) {
 			}
 			return docs, nil
 		}
-		end := skip + int(dec.InputOffset())
+		end := int(dec.InputOffset())
 		begin := max(end-len(raw), 0)
 		d := &document{index: len(docs) + 1, line: 1 + bytes.Count(data[:begin], []byte("\n")), json: true}
 		if err != nil {
@@ -152,6 +161,7 @@ func writeDocuments(w *bytes.Buffer, docs []*document, changed map[*document]str
 			text = d.raw
 		}
 		if d.json {
+			w.WriteString(d.sep)
 			w.WriteString(text)
 			continue
 		}

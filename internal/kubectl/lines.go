@@ -21,9 +21,6 @@ func newLines(text string) *lines { return &lines{text: text} }
 func (l *lines) index() {
 	text := l.text
 	l.starts = []int{0}
-	if strings.HasPrefix(text, byteOrderMark) {
-		l.starts[0] = len(byteOrderMark) // yaml.v3 counts columns after it
-	}
 	for i := 0; i < len(text); i++ {
 		if n := yamlBreak(text[i:]); n > 0 {
 			l.starts = append(l.starts, i+n)
@@ -65,20 +62,9 @@ func (l *lines) offset(line, col int) int {
 	return off
 }
 
-// byteOrderMark may start a file; YAML and JSON readers (kubectl's
-// among them) skip it.
-const byteOrderMark = "\ufeff"
-
-// lineStart is the start of the line holding off (on the first line,
-// after a byte-order mark); lineEnd the offset after its newline (or the
-// end of the text).
-func (l *lines) lineStart(off int) int {
-	start := strings.LastIndexByte(l.text[:off], '\n') + 1
-	if start == 0 && off >= len(byteOrderMark) && strings.HasPrefix(l.text, byteOrderMark) {
-		return len(byteOrderMark)
-	}
-	return start
-}
+// lineStart is the start of the line holding off; lineEnd the offset after
+// its newline (or the end of the text).
+func (l *lines) lineStart(off int) int { return strings.LastIndexByte(l.text[:off], '\n') + 1 }
 
 func (l *lines) lineEnd(off int) int {
 	if i := strings.IndexByte(l.text[off:], '\n'); i >= 0 {

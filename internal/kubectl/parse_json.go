@@ -18,11 +18,7 @@ import (
 // decoder reads the tokens (and decodes strings, escapes and all), its
 // InputOffset says where each ends. Depth is bounded.
 func readJSON(text string) (*snode, error) {
-	skip := 0
-	if strings.HasPrefix(text, byteOrderMark) {
-		skip = len(byteOrderMark)
-	}
-	r := &jsonReader{text: text, skip: skip, dec: json.NewDecoder(strings.NewReader(text[skip:]))}
+	r := &jsonReader{text: text, dec: json.NewDecoder(strings.NewReader(text))}
 	r.dec.UseNumber() // any number, however large, as it is written
 	n, err := r.value(0)
 	if err != nil {
@@ -36,12 +32,11 @@ func readJSON(text string) (*snode, error) {
 
 type jsonReader struct {
 	text string
-	skip int // a byte-order mark before the value
 	dec  *json.Decoder
 }
 
 func (r *jsonReader) errorf(format string, args ...any) error {
-	off := min(r.skip+int(r.dec.InputOffset()), len(r.text))
+	off := min(int(r.dec.InputOffset()), len(r.text))
 	return fmt.Errorf("line %d: malformed JSON: %s", 1+strings.Count(r.text[:off], "\n"), fmt.Sprintf(format, args...))
 }
 
@@ -52,7 +47,7 @@ func (r *jsonReader) value(depth int) (*snode, error) {
 	}
 	// The token starts after the spaces, ',' or ':' that follow the
 	// last one.
-	start := r.skip + int(r.dec.InputOffset())
+	start := int(r.dec.InputOffset())
 	start += len(r.text[start:]) - len(strings.TrimLeft(r.text[start:], " \t\r\n,:"))
 	tok, err := r.dec.Token()
 	if err != nil {
@@ -87,7 +82,7 @@ func (r *jsonReader) value(depth int) (*snode, error) {
 			n.str, n.style = str, yaml.DoubleQuotedStyle
 		}
 	}
-	n.end = r.skip + int(r.dec.InputOffset())
+	n.end = int(r.dec.InputOffset())
 	return n, nil
 }
 
@@ -107,6 +102,10 @@ func jsonOf(text string, n *snode) ([]byte, error) {
 	}
 	return json.Marshal(v)
 }
+
+// byteOrderMark may start a file; kubectl drops it before reading YAML
+// or JSON.
+const byteOrderMark = "\ufeff"
 
 // flowYAML says whether data, which starts with '{' but whose first
 // value is not JSON (jsonErr), is YAML: kubectl then reads it as YAML.
