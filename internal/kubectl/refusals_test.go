@@ -26,8 +26,8 @@ func TestRefusals(t *testing.T) {
 			"  - name: proxy\n    image: gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.18.2\n    command: [/cloud-sql-proxy]\n" +
 			"  - name: main\n    image: busybox\n    command:\n    - |\n      echo hi",
 			[]string{"line 13:", "a block scalar (| or >) on the last line", "end the file with a newline"}},
-		{"a merge key", pod("  - &main\n    name: main\n    image: busybox\n    command: [sh]\n  - <<: *main\n    name: other\n"),
-			[]string{"line 7:", "a YAML anchor", "write the value out"}},
+		{"a merge key", strings.Replace(pod("  - name: main\n    image: busybox\n    command: [sh]\n"), "metadata: {name: p}\n", "metadata:\n  name: p\n  labels: &l {app: a}\n  annotations:\n    <<: *l\n", 1),
+			[]string{"line 5:", "a YAML anchor", "write the value out"}},
 		{"a tag", pod("  - name: main\n    image: busybox\n    command:\n    - !!str sh\n"),
 			[]string{"line 10:", "a YAML tag", "without the tag"}},
 		{"a plain scalar over lines", pod("  - name: main\n    image: busybox\n    command:\n    - echo\n      hi\n"),
