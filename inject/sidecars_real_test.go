@@ -103,11 +103,11 @@ func expectExit0(t *testing.T, dir string, done chan error, what string) {
 	t.Helper()
 	select {
 	case err := <-done:
+		done <- err // for the cleanup, which waits for it
 		if err != nil {
 			log, _ := os.ReadFile(filepath.Join(dir, "sidecar.log"))
 			t.Fatalf("%s: %v, want exit 0:\n%s", what, err, log)
 		}
-		done <- nil // for the cleanup
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%s: still running after 20s", what)
 	}
