@@ -132,7 +132,8 @@ func commandOps(base string, c *corev1.Container, raw map[string]any, wrapper, l
 	case len(c.Command) > 0 && argsState == absent:
 		// The command's own text becomes args; the wrapper is a new line.
 		cr.How = "move"
-		return []Op{{Op: "move", From: command, Path: args}, {Op: "add", Path: command, Value: wrapper}}, cr
+		// Keep: the key's text, when a front end cannot spell it back.
+		return []Op{{Op: "move", From: command, Path: args, Keep: c.Name + ".command-key"}, {Op: "add", Path: command, Value: wrapper}}, cr
 	case len(c.Command) > 0 && c.Args != nil:
 		// args (a list) keeps its text, the command's words go in front.
 		cr.How, cr.N = "merge", len(c.Command)

@@ -28,9 +28,9 @@ type Op struct {
 	// edits source text keeps the text this op replaces, when it could not
 	// write the old value back the same way (see KeepText).
 	Keep string
-	// Text is the source text of Value, kept by such a front end: it
-	// writes Text instead of Value when Text has its format's prefix
-	// ("yaml:" or "json:").
+	// Text is the source text of Value (of the key, for a move), kept by
+	// such a front end: it writes Text instead of Value when Text has its
+	// format's prefix ("yaml:" or "json:").
 	Text   string
 	layout bool // on the layout's volumes or init container
 }

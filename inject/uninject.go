@@ -100,7 +100,7 @@ func uninjectCommand(base string, cr containerRecord, text map[string]string) ([
 	}
 	switch cr.How {
 	case "move":
-		return []Op{{Op: "remove", Path: command}, {Op: "move", From: args, Path: command}}, nil
+		return []Op{{Op: "remove", Path: command}, {Op: "move", From: args, Path: command, Text: text[cr.Name+".command-key"]}}, nil
 	case "merge", "prepend":
 		return append(unprepend(), restore(command, "command", cr.Command)), nil
 	case "set":

@@ -25,7 +25,7 @@ const (
 type document struct {
 	index int    // from 1, as errors name it
 	line  int    // first line in the input
-	sep   string // the "---" line before it, verbatim ("" for none)
+	sep   string // the "---" line before it, verbatim ("" for none), or a byte-order mark
 	raw   string // its text, as read
 	json  bool
 }
@@ -34,6 +34,8 @@ func (d *document) String() string { return fmt.Sprintf("document %d (line %d)",
 
 // readDocuments splits the input into documents: a YAML stream separated
 // by "---" lines, or, when it starts with '{', a stream of JSON values.
+// A byte-order mark is not part of the first document (kubectl drops it)
+// but is written back before it.
 func readDocuments(r io.Reader) ([]*document, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {
@@ -42,8 +44,20 @@ func readDocuments(r io.Reader) ([]*document, error) {
 	if len(data) > MaxInput {
 		return nil, fmt.Errorf("input is larger than %d MiB; split it", MaxInput>>20)
 	}
+	data, bom := bytes.CutPrefix(data, []byte(byteOrderMark))
+	docs, err := splitDocuments(data)
+	if err == nil && bom && len(docs) > 0 {
+		docs[0].sep = byteOrderMark + docs[0].sep
+	}
+	return docs, err
+}
+
+func splitDocuments(data []byte) ([]*document, error) {
 	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		return splitJSON(data)
+		docs, err := splitJSON(data)
+		if err == nil || !flowYAML(data, err) {
+			return docs, err
+		}
 	}
 	return splitYAML(data)
 }
@@ -149,6 +163,7 @@ func writeDocuments(w *bytes.Buffer, docs []*document, changed map[*document]str
 			text = d.raw
 		}
 		if d.json {
+			w.WriteString(d.sep)
 			w.WriteString(text)
 			continue
 		}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // decodeJSON reads JSON into generic values, numbers as json.Number.
@@ -46,7 +46,7 @@ func toValue(n *yaml.Node, _ string) (any, error) {
 				return nil, fmt.Errorf("line %d: a key must be a string", k.Line)
 			}
 			if k.Value == "<<" && k.ShortTag() == "!!merge" {
-				return nil, fmt.Errorf("line %d: YAML merge keys (<<) cannot be edited in place; write the fields out", k.Line)
+				return nil, refuse(k.Line, "a YAML merge key (<<)", "write the fields out")
 			}
 			v, err := toValue(n.Content[i+1], "")
 			if err != nil {
@@ -72,5 +72,5 @@ func toValue(n *yaml.Node, _ string) (any, error) {
 		}
 		return v, nil
 	}
-	return nil, fmt.Errorf("line %d: a YAML alias cannot be edited in place; write the value out", n.Line)
+	return nil, refuse(n.Line, "a YAML alias (*)", "write the value out")
 }

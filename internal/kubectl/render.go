@@ -218,12 +218,22 @@ func (s style) scalar(v string, inFlow bool) string {
 	return doubleQuoted(v)
 }
 
-var (
-	plainWord = regexp.MustCompile(`^[A-Za-z0-9_/$.-][A-Za-z0-9_/$.=@%+:-]*$`)
-	// numberLike: what a YAML 1.1 or 1.2 reader may take for a number or
-	// a timestamp (1e3, 0x10, 0o17, 1_000, 1:20, 2001-12-14, .5, -1).
-	numberLike = regexp.MustCompile(`^[-+.]?[0-9][0-9a-fA-FxXoObB_.:+-]*$|^[-+]?\.(inf|Inf|INF|nan|NaN|NAN)$`)
-)
+// numberLike: what a YAML 1.1 or 1.2 reader may take for a number or a
+// timestamp (1e3, 0x10, 0o17, 1_000, 1:20, 2001-12-14, .5, -1).
+var numberLike = regexp.MustCompile(`^[-+.]?[0-9][0-9a-fA-FxXoObB_.:+-]*$|^[-+]?\.(inf|Inf|INF|nan|NaN|NAN)$`)
+
+// plainWord: letters, digits and _/$.- to start, then =@%+: too.
+func plainWord(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		ok := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_/$.-", c) >= 0 ||
+			i > 0 && strings.IndexByte("=@%+:", c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return v != ""
+}
 
 // implicit are words YAML 1.1 readers take as booleans or null.
 var implicit = map[string]bool{"y": true, "n": true, "yes": true, "no": true, "on": true, "off": true, "true": true, "false": true, "null": true, "~": true}
@@ -232,7 +242,7 @@ var implicit = map[string]bool{"y": true, "n": true, "yes": true, "no": true, "o
 // takes as itself when written plain.
 func safePlain(v string, inFlow bool) bool {
 	switch {
-	case !plainWord.MatchString(v), implicit[strings.ToLower(v)], numberLike.MatchString(v):
+	case !plainWord(v), implicit[strings.ToLower(v)], strings.IndexByte("+-.0123456789", v[0]) >= 0 && numberLike.MatchString(v):
 		return false
 	case strings.Contains(v, ":") && (inFlow || strings.HasSuffix(v, ":")):
 		return false

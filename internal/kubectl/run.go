@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -175,7 +175,7 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 
 // applyAll edits a document's bytes with the changes of its templates.
 func applyAll(p *parsed) (string, bool, error) {
-	ed := newEditor(p.doc.raw, p.root, p.doc.json)
+	ed := newEditor(p.doc, p.root)
 	changed := false
 	for _, pd := range p.pods {
 		if len(pd.ops) == 0 {

@@ -56,6 +56,9 @@ func TestShapes(t *testing.T) {
 			if ext == ".yaml" {
 				sameMeaning(t, out)
 			}
+			if ext == ".json" {
+				stillJSON(t, out)
+			}
 		})
 	}
 }
@@ -147,6 +150,22 @@ func sameMeaning(t *testing.T, text string) {
 		json.Unmarshal(theirs, &y)
 		if !reflect.DeepEqual(x, y) {
 			t.Errorf("%s: YAML 1.1 reads it differently:\n%s\n%s", d, ours, theirs)
+		}
+	}
+}
+
+// stillJSON: JSON comes back as a stream of JSON values (after a
+// byte-order mark, if it has one).
+func stillJSON(t *testing.T, text string) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(strings.TrimPrefix(text, "\ufeff")))
+	for {
+		var v any
+		if err := dec.Decode(&v); err == io.EOF {
+			return
+		} else if err != nil {
+			t.Errorf("output is not JSON: %v", err)
+			return
 		}
 	}
 }

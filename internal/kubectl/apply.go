@@ -1,0 +1,233 @@
+// Applying inject's ops to a tree of the document: what changes, before
+// any byte is written (diff.go writes the differences).
+
+package kubectl
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/job-signal/job-signal/inject"
+)
+
+// enode is a node of the document as the operations change it: a node of
+// the source (src), or a new value to write (val, or its kept text).
+type enode struct {
+	src      *snode
+	val      any
+	text     string // kept source text to write instead of val
+	hasText  bool
+	expanded bool
+	entries  []*entry // a mapping's, in order
+	items    []*enode // a sequence's, in order
+}
+
+type entry struct {
+	key     string
+	src     int // index in src.keys; -1 when new
+	renamed bool
+	keyText string // kept source text of a renamed key
+	val     *enode
+}
+
+func (e *enode) expand() {
+	if e.expanded || e.src == nil {
+		return
+	}
+	e.expanded = true
+	for i, k := range e.src.keys {
+		e.entries = append(e.entries, &entry{key: k.str, src: i, val: &enode{src: e.src.kids[i]}})
+	}
+	if e.src.kind == seqKind {
+		for _, c := range e.src.kids {
+			e.items = append(e.items, &enode{src: c})
+		}
+	}
+}
+
+// editor applies operations to one document's text.
+type editor struct {
+	text  string
+	first int // the line of the input the text starts on
+	l     *lines
+	root  *enode
+	st    style
+	kept  map[string]string // source texts the record must keep, by place
+	edits []edit
+	// moved are the words of a list an op replaced, which later ops may
+	// put elsewhere (a command's words going in front of args): they keep
+	// their source text there.
+	moved []movedWord
+	// noFinalNewline: the text's last line, which has no newline, is
+	// removed; the line that becomes last loses its newline.
+	noFinalNewline bool
+}
+
+type edit struct {
+	start, end int
+	text       string
+	seq        int
+}
+
+func newEditor(d *document, root *snode) *editor {
+	text := d.raw
+	// Lines of the whole input: JSON documents start with the space
+	// after the one before.
+	first := d.line - strings.Count(text[:len(text)-len(strings.TrimLeft(text, " \t\r\n"))], "\n")
+	l := newLines(text)
+	return &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}}
+}
+
+// lineAt is the line of the whole input that holds off.
+func (ed *editor) lineAt(off int) int { return ed.first + strings.Count(ed.text[:off], "\n") }
+
+// resolve walks tokens from the root; it expands source nodes on the way.
+func (ed *editor) resolve(tokens []string) (*enode, error) {
+	n := ed.root
+	for _, t := range tokens {
+		n.expand()
+		switch {
+		case n.src == nil:
+			return nil, fmt.Errorf("%w: a change inside a value added by another", errCannotEdit)
+		case n.src.kind == mapKind:
+			e := n.find(t)
+			if e == nil {
+				return nil, fmt.Errorf("no member %q", t)
+			}
+			n = e.val
+		case n.src.kind == seqKind:
+			i, err := strconv.Atoi(t)
+			if err != nil || i < 0 || i >= len(n.items) {
+				return nil, fmt.Errorf("no item %q", t)
+			}
+			n = n.items[i]
+		default:
+			return nil, fmt.Errorf("%q: not a mapping or a list", t)
+		}
+	}
+	n.expand()
+	return n, nil
+}
+
+// keys are the member keys of a mapping, in order.
+func (n *enode) keys() []string {
+	keys := make([]string, len(n.entries))
+	for i, e := range n.entries {
+		keys[i] = e.key
+	}
+	return keys
+}
+
+func (n *enode) find(key string) *entry {
+	for _, e := range n.entries {
+		if e.key == key {
+			return e
+		}
+	}
+	return nil
+}
+
+// apply applies one operation to the tree.
+func (ed *editor) apply(op inject.Op) error {
+	tokens := inject.Tokens(op.Path)
+	if len(tokens) == 0 {
+		return fmt.Errorf("%s: the whole document cannot change", op.Path)
+	}
+	parent, err := ed.resolve(tokens[:len(tokens)-1])
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op.Op, op.Path, err)
+	}
+	if parent.src == nil || parent.src.kind == scalarKind {
+		return fmt.Errorf("%s %s: %w", op.Op, op.Path, errCannotEdit)
+	}
+	last := tokens[len(tokens)-1]
+	switch {
+	case op.Op == "move":
+		from := inject.Tokens(op.From)
+		if len(from) != len(tokens) || !slices.Equal(from[:len(from)-1], tokens[:len(tokens)-1]) {
+			return fmt.Errorf("move %s to %s: %w (only a rename within an object)", op.From, op.Path, errCannotEdit)
+		}
+		err = ed.rename(parent, op, from[len(from)-1], last)
+	case op.Op != "add" && op.Op != "replace" && op.Op != "remove":
+		return fmt.Errorf("unknown operation %q", op.Op)
+	case parent.src.kind == mapKind:
+		err = ed.applyMember(parent, op, last)
+	default:
+		err = ed.applyItem(parent, op, last)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op.Op, op.Path, err)
+	}
+	return nil
+}
+
+// fresh is the new value an add or replace op writes.
+func (ed *editor) fresh(op inject.Op) *enode {
+	n := &enode{val: op.Value}
+	n.text, n.hasText = ed.textFor(op.Text)
+	return n
+}
+
+// applyMember applies an add, replace or remove op to member key of the
+// mapping parent.
+func (ed *editor) applyMember(parent *enode, op inject.Op, key string) error {
+	i := slices.IndexFunc(parent.entries, func(e *entry) bool { return e.key == key })
+	switch {
+	case op.Op == "remove" && i >= 0:
+		parent.entries = slices.Delete(parent.entries, i, i+1)
+	case op.Op == "remove" || op.Op == "replace" && i < 0:
+		return errors.New("no such member")
+	case i >= 0:
+		e := parent.entries[i]
+		ed.keep(op.Keep, parent, e)
+		ed.remember(e.val)
+		e.val = ed.fresh(op)
+	default:
+		parent.entries = slices.Insert(parent.entries, inject.FieldIndex(parent.keys(), key), &entry{key: key, src: -1, val: ed.fresh(op)})
+	}
+	return nil
+}
+
+// applyItem applies an add, replace or remove op to item index (or "-",
+// the end) of the list parent.
+func (ed *editor) applyItem(parent *enode, op inject.Op, index string) error {
+	if index == "-" && op.Op == "add" {
+		parent.items = append(parent.items, ed.fresh(op))
+		return nil
+	}
+	i, err := strconv.Atoi(index)
+	size := len(parent.items)
+	if op.Op == "add" {
+		size++
+	}
+	if err != nil || i < 0 || i >= size {
+		return errors.New("no such index")
+	}
+	switch op.Op {
+	case "add":
+		parent.items = slices.Insert(parent.items, i, ed.fresh(op))
+	case "replace":
+		parent.items[i] = ed.fresh(op)
+	default:
+		parent.items = slices.Delete(parent.items, i, i+1)
+	}
+	return nil
+}
+
+// rename applies a move op within the mapping parent: member from becomes
+// member to, keeping its value's text.
+func (ed *editor) rename(parent *enode, op inject.Op, from, to string) error {
+	e := parent.find(from)
+	if parent.src.kind != mapKind || e == nil || parent.find(to) != nil {
+		return fmt.Errorf("%w: a rename of a member to a new name only", errCannotEdit)
+	}
+	if e.src >= 0 {
+		ed.keepKey(op.Keep, parent.src.keys[e.src])
+	}
+	e.key, e.renamed = to, true
+	e.keyText, _ = ed.textFor(op.Text)
+	return nil
+}

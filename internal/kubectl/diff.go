@@ -1,0 +1,210 @@
+// Writing the differences between the changed tree and the source as
+// edits of the source's bytes, and applying them.
+
+package kubectl
+
+import (
+	"slices"
+	"sort"
+	"strings"
+)
+
+// finish writes the tree's differences as edits and returns the new text.
+func (ed *editor) finish() (string, error) {
+	if err := ed.diff(ed.root); err != nil {
+		return "", err
+	}
+	sort.SliceStable(ed.edits, func(i, j int) bool {
+		if ed.edits[i].start != ed.edits[j].start {
+			return ed.edits[i].start < ed.edits[j].start
+		}
+		if ed.edits[i].end != ed.edits[j].end {
+			return ed.edits[i].end < ed.edits[j].end // insertions before a removal there
+		}
+		return ed.edits[i].seq < ed.edits[j].seq
+	})
+	var b strings.Builder
+	pos := 0
+	for _, e := range ed.edits {
+		if e.start < pos {
+			return "", refuse(ed.lineAt(e.start), "two changes at one place", "write this part in block style, one key or item a line")
+		}
+		b.WriteString(ed.text[pos:e.start])
+		b.WriteString(e.text)
+		pos = e.end
+	}
+	b.WriteString(ed.text[pos:])
+	out := b.String()
+	if ed.noFinalNewline && strings.HasSuffix(out, "\n") {
+		out = strings.TrimSuffix(strings.TrimSuffix(out, "\n"), "\r")
+	}
+	return out, nil
+}
+
+func (ed *editor) add(start, end int, text string) {
+	ed.edits = append(ed.edits, edit{start, end, text, len(ed.edits)})
+}
+
+// diff writes the differences under a source node.
+func (ed *editor) diff(n *enode) error {
+	if !n.expanded {
+		return nil
+	}
+	if n.src.kind == mapKind {
+		return ed.diffMap(n)
+	}
+	return ed.diffSeq(n)
+}
+
+func (ed *editor) diffMap(n *enode) error {
+	src := n.src
+	kept := map[int]bool{}
+	for _, e := range n.entries {
+		if e.src >= 0 {
+			kept[e.src] = true
+		}
+	}
+	if err := ed.deletions(src, kept, len(n.entries) == 0); err != nil {
+		return err
+	}
+	for j, e := range n.entries {
+		if e.src < 0 {
+			if err := ed.insertEntry(n, j); err != nil {
+				return err
+			}
+			continue
+		}
+		if e.renamed {
+			k := src.keys[e.src]
+			text := e.keyText
+			if text == "" {
+				text = ed.keyLike(k, e.key)
+			}
+			ed.add(k.start, k.end, text)
+		}
+		if err := ed.diffValue(e.val, src.kids[e.src], src, e.src); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (ed *editor) diffSeq(n *enode) error {
+	src := n.src
+	kept := map[int]bool{}
+	for _, it := range n.items {
+		if i := slices.Index(src.kids, it.src); it.src != nil && i >= 0 {
+			kept[i] = true
+		}
+	}
+	if err := ed.deletions(src, kept, len(n.items) == 0); err != nil {
+		return err
+	}
+	for j, it := range n.items {
+		if it.src == nil {
+			if err := ed.insertItem(n, j); err != nil {
+				return err
+			}
+			continue
+		}
+		i := slices.Index(src.kids, it.src)
+		if err := ed.diffValue(it, src.kids[i], src, -1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diffValue writes a member's or item's value: replaced, or changed below.
+// keyIndex is the member's index in parent, or -1 for an item.
+func (ed *editor) diffValue(v *enode, old, parent *snode, keyIndex int) error {
+	if v.src != nil {
+		return ed.diff(v)
+	}
+	if v.hasText { // kept source text: from just after "key:" in block style
+		start := old.start
+		if !ed.st.json && !parent.flow && keyIndex >= 0 {
+			start = parent.colon[keyIndex]
+		}
+		ed.add(start, old.end, v.text)
+		return nil
+	}
+	text := ed.render(v.val, parent, keyIndex, old)
+	start := old.start
+	switch {
+	case ed.st.json || parent.flow:
+	case keyIndex >= 0:
+		start = parent.colon[keyIndex] // "key:" then the new value
+		if !strings.HasPrefix(text, ed.st.nl) {
+			text = " " + text
+		}
+	case old.start == old.end || strings.HasPrefix(text, ed.st.nl):
+		start = old.start
+		if !strings.HasPrefix(text, ed.st.nl) {
+			text = " " + text
+		}
+	}
+	ed.add(start, old.end, text)
+	return nil
+}
+
+// deletions writes the removal of the members or items of src that are
+// not kept.
+// empty says that nothing is left in it (nor added).
+func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
+	if src.flow {
+		ed.flowDeletions(src, kept, empty)
+		return nil
+	}
+	for i := range src.kids {
+		if kept[i] {
+			continue
+		}
+		from := itemStart(src, i)
+		if !ed.l.onlySpaceBefore(from) {
+			return refuse(ed.lineAt(from), "a key to remove that shares its line with the '-' or key before it", "put it on a line of its own")
+		}
+		to := ed.l.lineEnd(src.kids[i].end)
+		if to == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
+			// The last line has no newline: neither will the line
+			// that becomes last (the one before may go too).
+			ed.noFinalNewline = true
+		}
+		ed.add(ed.l.lineStart(from), to, "")
+	}
+	return nil
+}
+
+// flowDeletions removes each run of items of a flow collection that are
+// not kept, with the separators between them and the kept ones.
+func (ed *editor) flowDeletions(src *snode, kept map[int]bool, empty bool) {
+	n := len(src.kids)
+	for i := 0; i < n; i++ {
+		if kept[i] {
+			continue
+		}
+		j := i // the run is i..j
+		for j+1 < n && !kept[j+1] {
+			j++
+		}
+		switch {
+		case j+1 < n:
+			ed.add(itemStart(src, i), itemStart(src, j+1), "")
+		case i > 0:
+			ed.add(src.kids[i-1].end, src.kids[j].end, "")
+		case empty && ed.onlyLayoutAround(src):
+			ed.add(src.start+1, src.end-1, "") // the lines fillEmpty opened
+		default:
+			ed.add(itemStart(src, i), src.kids[j].end, "")
+		}
+		i = j
+	}
+}
+
+// onlyLayoutAround says whether what is around the items of the flow
+// collection src, inside its brackets, is line breaks and indentation
+// only: the layout of items on their own lines, which goes with them.
+func (ed *editor) onlyLayoutAround(src *snode) bool {
+	around := ed.text[src.start+1:itemStart(src, 0)] + ed.text[src.kids[len(src.kids)-1].end:src.end-1]
+	return strings.TrimSpace(around) == "" && strings.Contains(around, "\n")
+}

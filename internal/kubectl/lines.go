@@ -1,0 +1,79 @@
+// Lines of a document's text, as the editor and yaml.v3 count them.
+
+package kubectl
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// lines finds lines in a document's text. The index of line starts,
+// which only turning yaml.v3's lines and columns into offsets needs, is
+// built once, on the first such call.
+type lines struct {
+	text   string
+	starts []int
+}
+
+func newLines(text string) *lines { return &lines{text: text} }
+
+// index builds the line starts as yaml.v3 counts lines.
+func (l *lines) index() {
+	text := l.text
+	l.starts = []int{0}
+	for i := 0; i < len(text); i++ {
+		if n := yamlBreak(text[i:]); n > 0 {
+			l.starts = append(l.starts, i+n)
+			i += n - 1
+		}
+	}
+}
+
+// yamlBreak is the length of the line break text starts with, as yaml.v3
+// counts lines (YAML 1.1: CR, LF, CRLF, NEL, LS and PS), or 0.
+func yamlBreak(text string) int {
+	switch {
+	case strings.HasPrefix(text, "\r\n"):
+		return 2
+	case text[0] == '\n' || text[0] == '\r':
+		return 1
+	case strings.HasPrefix(text, "\u0085"):
+		return 2
+	case strings.HasPrefix(text, "\u2028"), strings.HasPrefix(text, "\u2029"):
+		return 3
+	}
+	return 0
+}
+
+// offset converts yaml.v3's 1-based line and column (in characters) to a
+// byte offset.
+func (l *lines) offset(line, col int) int {
+	if l.starts == nil {
+		l.index()
+	}
+	if line < 1 || line > len(l.starts) {
+		return len(l.text)
+	}
+	off := l.starts[line-1]
+	for c := 1; c < col && off < len(l.text); c++ {
+		_, size := utf8.DecodeRuneInString(l.text[off:])
+		off += size
+	}
+	return off
+}
+
+// lineStart is the start of the line holding off; lineEnd the offset after
+// its newline (or the end of the text).
+func (l *lines) lineStart(off int) int { return strings.LastIndexByte(l.text[:off], '\n') + 1 }
+
+func (l *lines) lineEnd(off int) int {
+	if i := strings.IndexByte(l.text[off:], '\n'); i >= 0 {
+		return off + i + 1
+	}
+	return len(l.text)
+}
+
+// onlySpaceBefore says whether off is the first non-blank of its line.
+func (l *lines) onlySpaceBefore(off int) bool {
+	return strings.TrimLeft(l.text[l.lineStart(off):off], " ") == ""
+}

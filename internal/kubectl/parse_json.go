@@ -1,0 +1,123 @@
+// Reading a JSON document into the same tree, with encoding/json's
+// offsets.
+
+package kubectl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// readJSON reads one JSON value into a tree with spans: encoding/json's
+// decoder reads the tokens (and decodes strings, escapes and all), its
+// InputOffset says where each ends. Depth is bounded.
+func readJSON(text string) (*snode, error) {
+	r := &jsonReader{text: text, dec: json.NewDecoder(strings.NewReader(text))}
+	r.dec.UseNumber() // any number, however large, as it is written
+	n, err := r.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.dec.Token(); err != io.EOF {
+		return nil, r.errorf("more than one value")
+	}
+	return n, nil
+}
+
+type jsonReader struct {
+	text string
+	dec  *json.Decoder
+}
+
+func (r *jsonReader) errorf(format string, args ...any) error {
+	off := min(int(r.dec.InputOffset()), len(r.text))
+	return fmt.Errorf("line %d: malformed JSON: %s", 1+strings.Count(r.text[:off], "\n"), fmt.Sprintf(format, args...))
+}
+
+// value reads the next value; a mapping's keys are values too.
+func (r *jsonReader) value(depth int) (*snode, error) {
+	if depth > maxDepth {
+		return nil, r.errorf("nested more than %d levels", maxDepth)
+	}
+	// The token starts after the spaces, ',' or ':' that follow the
+	// last one.
+	start := int(r.dec.InputOffset())
+	start += len(r.text[start:]) - len(strings.TrimLeft(r.text[start:], " \t\r\n,:"))
+	tok, err := r.dec.Token()
+	if err != nil {
+		return nil, r.errorf("%v", err)
+	}
+	n := &snode{start: start, flow: true}
+	switch tok {
+	case json.Delim('{'), json.Delim('['):
+		n.kind = seqKind
+		if tok == json.Delim('{') {
+			n.kind = mapKind
+		}
+		for r.dec.More() {
+			if n.kind == mapKind {
+				k, err := r.value(depth + 1)
+				if err != nil {
+					return nil, err
+				}
+				n.keys = append(n.keys, k)
+			}
+			v, err := r.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			n.kids = append(n.kids, v)
+		}
+		if _, err := r.dec.Token(); err != nil {
+			return nil, r.errorf("%v", err)
+		}
+	default:
+		if str, ok := tok.(string); ok {
+			n.str, n.style = str, yaml.DoubleQuotedStyle
+		}
+	}
+	n.end = int(r.dec.InputOffset())
+	return n, nil
+}
+
+// jsonOf writes the meaning of a subtree as JSON: for JSON its own bytes,
+// for YAML the values as Kubernetes' decoding reads them.
+func jsonOf(text string, n *snode) ([]byte, error) {
+	if n.y == nil {
+		var b bytes.Buffer
+		if err := json.Compact(&b, []byte(text[n.start:n.end])); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
+	}
+	v, err := toValue(n.y, "")
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// byteOrderMark may start a file; kubectl drops it before reading YAML
+// or JSON.
+const byteOrderMark = "\ufeff"
+
+// flowYAML says whether data, which starts with '{' but whose first
+// value is not JSON (jsonErr), is YAML: kubectl then reads it as YAML.
+func flowYAML(data []byte, jsonErr error) bool {
+	if !strings.HasPrefix(jsonErr.Error(), "document 1 ") {
+		return false // a JSON stream with a bad value later
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			return errors.Is(err, io.EOF)
+		}
+	}
+}

@@ -1,0 +1,287 @@
+// Where new bytes go and how they look there: the document's style,
+// the place of a new member or item, its indentation and quoting.
+
+package kubectl
+
+import (
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// deriveStyle reads how the document indents, ends lines and quotes.
+func deriveStyle(l *lines, root *snode, json bool) style {
+	text := l.text
+	s := style{json: json, step: 2, nl: "\n", seqIn: false}
+	if strings.Contains(text, "\r\n") {
+		s.nl = "\r\n"
+	}
+	if json {
+		s.single = !strings.Contains(strings.TrimSpace(text), "\n")
+		if !s.single && len(root.kids) > 0 && root.kind == mapKind {
+			k := root.keys[0]
+			if ind := k.start - l.lineStart(k.start); ind > 0 {
+				s.step = ind
+			}
+		}
+		return s
+	}
+	var walk func(n *snode, depth int)
+	foundStep, foundSeq := false, false
+	walk = func(n *snode, depth int) {
+		if depth > 20 || n.flow {
+			return
+		}
+		for i, v := range n.kids {
+			if n.kind == mapKind && !v.flow && len(v.kids) > 0 {
+				keyCol := n.keys[i].start - l.lineStart(n.keys[i].start)
+				switch v.kind {
+				case mapKind:
+					if !foundStep {
+						if d := v.keys[0].start - l.lineStart(v.keys[0].start) - keyCol; d > 0 {
+							s.step, foundStep = d, true
+						}
+					}
+				case seqKind:
+					if !foundSeq && len(v.dash) > 0 {
+						s.seqIn, foundSeq = v.dash[0]-l.lineStart(v.dash[0]) > keyCol, true
+					}
+				}
+			}
+			walk(v, depth+1)
+		}
+	}
+	walk(root, 0)
+	return s
+}
+
+func (ed *editor) column(off int) int { return off - ed.l.lineStart(off) }
+
+func (ed *editor) lineIndent(off int) int {
+	line := ed.text[ed.l.lineStart(off):]
+	return len(line) - len(strings.TrimLeft(line, " "))
+}
+
+// neighbours finds the kept source members or items around position j of
+// a changed list: the index in src of the next one after j and of the
+// last one before it (-1 when none).
+func neighbours(srcIndex func(k int) int, count, j int) (next, prev int) {
+	next, prev = -1, -1
+	for k := j + 1; k < count; k++ {
+		if i := srcIndex(k); i >= 0 {
+			next = i
+			break
+		}
+	}
+	for k := j - 1; k >= 0; k-- {
+		if i := srcIndex(k); i >= 0 {
+			prev = i
+			break
+		}
+	}
+	return next, prev
+}
+
+func (ed *editor) insertEntry(n *enode, j int) error {
+	e := n.entries[j]
+	src := n.src
+	next, prev := neighbours(func(k int) int { return n.entries[k].src }, len(n.entries), j)
+	return ed.insert(src, next, prev, j, len(n.entries), func(indent int) string {
+		switch {
+		case ed.st.json:
+			return ed.st.key(e.key) + ": " + firstLine(e.val.text, ed.st.pretty(e.val.val, indent))
+		case src.flow:
+			return ed.st.key(e.key) + ": " + firstLine(e.val.text, ed.st.flow(e.val.val))
+		}
+		return ed.st.key(e.key) + ":" + ed.styleIn(src).block(e.val.val, indent)
+	})
+}
+
+func (ed *editor) insertItem(n *enode, j int) error {
+	it := n.items[j]
+	src := n.src
+	next, prev := neighbours(func(k int) int {
+		if n.items[k].src == nil {
+			return -1
+		}
+		return slices.Index(src.kids, n.items[k].src)
+	}, len(n.items), j)
+	return ed.insert(src, next, prev, j, len(n.items), func(indent int) string {
+		if text, ok := ed.movedText(it.val, src.flow, indent); ok {
+			if !ed.st.json && !src.flow {
+				return "- " + text
+			}
+			return text
+		}
+		switch {
+		case ed.st.json:
+			return ed.st.pretty(it.val, indent)
+		case src.flow:
+			return ed.st.flow(it.val)
+		}
+		return "-" + ed.st.item(it.val, indent)
+	})
+}
+
+func firstLine(kept, rendered string) string {
+	if kept != "" {
+		return kept
+	}
+	return rendered
+}
+
+// insert writes a new member or item (text, given its indentation) before
+// the kept one at next, or after the one at prev. j is its position among
+// the count members or items the collection has now: an empty flow
+// collection gets all of them, so the first opens it, the others follow
+// it with a separator, and the last closes it.
+func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent int) string) error {
+	if src.flow {
+		return ed.insertFlow(src, next, prev, j, count, text)
+	}
+	col := ed.column(itemStart(src, 0))
+	line := func() string { return strings.Repeat(" ", col) + text(col) }
+	if next >= 0 && ed.l.onlySpaceBefore(itemStart(src, next)) {
+		at := ed.commentsAbove(ed.l.lineStart(itemStart(src, next)))
+		ed.add(at, at, line()+ed.st.nl)
+		return nil
+	}
+	if prev < 0 {
+		prev = next // on the line after the one it shares a line with
+	}
+	if prev < 0 {
+		return refuse(ed.lineAt(src.start), "a collection whose every item is replaced", "write it in flow style ([ ] or { })")
+	}
+	at := ed.l.lineEnd(src.kids[prev].end)
+	if at == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
+		if b := lastScalar(src.kids[prev]); blockKeepsBreak(ed.text, b) {
+			return refuse(ed.lineAt(b.start), "a block scalar (| or >) on the last line of a file without a final newline", "end the file with a newline")
+		}
+		ed.add(at, at, ed.st.nl+line())
+		return nil
+	}
+	ed.add(at, at, line()+ed.st.nl)
+	return nil
+}
+
+// lastScalar is the last scalar under n, in source order.
+func lastScalar(n *snode) *snode {
+	for len(n.kids) > 0 && !n.flow {
+		n = n.kids[len(n.kids)-1]
+	}
+	return n
+}
+
+// blockKeepsBreak says whether n is a block scalar whose value would take
+// a line break written after it: one that does not strip it (|-, >-).
+func blockKeepsBreak(text string, n *snode) bool {
+	if n.kind != scalarKind || n.style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 {
+		return false
+	}
+	header := strings.Fields(text[n.start:] + " ")[0]
+	return !strings.Contains(header, "-")
+}
+
+// insertFlow is insert into a flow collection: after ", " on one line,
+// or on a line of its own in pretty JSON.
+func (ed *editor) insertFlow(src *snode, next, prev, j, count int, text func(indent int) string) error {
+	indent := ed.lineIndent(src.start) + ed.st.step
+	if len(src.kids) > 0 {
+		indent = ed.lineIndent(itemStart(src, 0))
+	}
+	sep := ", "
+	if ed.st.json && !ed.st.single && strings.Contains(ed.text[src.start:src.end], "\n") {
+		sep = "," + ed.st.nl + strings.Repeat(" ", indent)
+	}
+	switch {
+	case next >= 0:
+		at := itemStart(src, next)
+		ed.add(at, at, text(indent)+sep)
+	case prev >= 0:
+		ed.add(src.kids[prev].end, src.kids[prev].end, sep+text(indent))
+	case len(src.kids) == 0:
+		ed.fillEmpty(src, j, count, indent, text(indent))
+	default:
+		return refuse(ed.lineAt(src.start), "a flow collection whose every item is replaced", "write it in block style")
+	}
+	return nil
+}
+
+// fillEmpty writes the new item j of count into the empty flow collection
+// src, in order, before its closing bracket; pretty JSON puts each on its
+// own line, and the closing bracket on the line after the last.
+func (ed *editor) fillEmpty(src *snode, j, count, indent int, text string) {
+	inner := ed.text[src.start+1 : src.end-1]
+	pretty := ed.st.json && !ed.st.single && inner == ""
+	sep, open, closing := ", ", "", ""
+	if pretty {
+		sep = "," + ed.st.nl + strings.Repeat(" ", indent)
+		open = ed.st.nl + strings.Repeat(" ", indent)
+		closing = ed.st.nl + strings.Repeat(" ", ed.lineIndent(src.start))
+	}
+	if j == count-1 {
+		text += closing
+	}
+	if j > 0 {
+		text = sep + text
+	} else if inner == "" {
+		text = open + text
+	}
+	// Spaces between the brackets stay in front of the items, where
+	// removing the items gives them back.
+	ed.add(src.end-1, src.end-1, text)
+}
+
+// styleIn is the style for new values of a block mapping: block lists
+// indented as its own lists are, when it has any.
+func (ed *editor) styleIn(m *snode) style {
+	st := ed.st
+	for i, v := range m.kids {
+		if v.kind == seqKind && !v.flow && len(v.dash) > 0 {
+			st.seqIn = ed.column(v.dash[0]) > ed.column(m.keys[i].start)
+			break
+		}
+	}
+	return st
+}
+
+// itemStart is where member or item i of src begins: its key, its "-",
+// or (flow) the item itself.
+func itemStart(src *snode, i int) int {
+	switch {
+	case src.kind == mapKind:
+		return src.keys[i].start
+	case !src.flow:
+		return src.dash[i]
+	}
+	return src.kids[i].start
+}
+
+// commentsAbove moves a line start up over the comment lines right above
+// it, which belong to what follows them.
+func (ed *editor) commentsAbove(at int) int {
+	for at > 0 {
+		prev := ed.l.lineStart(at - 1)
+		if !strings.HasPrefix(strings.TrimSpace(ed.text[prev:at]), "#") {
+			break
+		}
+		at = prev
+	}
+	return at
+}
+
+// render writes a new value for a member (keyIndex) or item (-1) of
+// parent, where old stood; without the space after "key:" or "-".
+func (ed *editor) render(v any, parent *snode, keyIndex int, old *snode) string {
+	switch {
+	case ed.st.json:
+		return ed.st.pretty(v, ed.lineIndent(old.start))
+	case parent.flow:
+		return ed.st.flow(v)
+	case keyIndex >= 0:
+		return strings.TrimPrefix(ed.styleIn(parent).block(v, ed.column(parent.keys[keyIndex].start)), " ")
+	}
+	i := slices.Index(parent.kids, old)
+	return strings.TrimPrefix(ed.st.item(v, ed.column(parent.dash[i])), " ")
+}
