@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -107,19 +105,17 @@ func (c *Cmd) run(log *slog.Logger) error {
 	}
 	done := make(chan error, 2)
 	go func() { done <- srv.Serve() }()
-	var metrics *http.Server
+	var metrics *Server
 	if c.MetricsListen != "" {
-		l, err := net.Listen("tcp", c.MetricsListen)
-		if err != nil {
-			return fmt.Errorf("--metrics-listen %s: %w", c.MetricsListen, err)
+		if metrics, err = ListenMetrics(c.MetricsListen, cfg, log); err != nil {
+			return err
 		}
-		metrics = &http.Server{Handler: cfg.Handler(), ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 10 * time.Second}
 		go func() {
-			if err := metrics.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			if err := metrics.Serve(); err != nil {
 				done <- fmt.Errorf("--metrics-listen: %w", err)
 			}
 		}()
-		log.Info("serving metrics", "metricsAddr", l.Addr().String())
+		log.Info("serving metrics", "metricsAddr", metrics.Addr())
 	}
 	log.Info("serving", "addr", srv.Addr(), "version", version.String(), "api_access", api.secrets != nil,
 		"failurePolicy", c.FailurePolicy)

@@ -23,10 +23,12 @@ func (c *Config) Handler() http.Handler {
 	return mux
 }
 
-// Server is the webhook's HTTPS server.
+// Server is one of the webhook's listeners: HTTPS for the API server, or
+// plain HTTP for metrics.
 type Server struct {
 	srv      *http.Server
 	listener net.Listener
+	tls      bool
 }
 
 // Listen binds addr and loads the certificate, so that errors come before
@@ -49,15 +51,36 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 		IdleTimeout:       90 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	return &Server{srv: srv, listener: l, tls: true}, nil
+}
+
+// ListenMetrics binds addr for the plain-HTTP listener of metrics and
+// health checks.
+func ListenMetrics(addr string, cfg *Config, log *slog.Logger) (*Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           cfg.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 	return &Server{srv: srv, listener: l}, nil
 }
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.listener.Addr().String() }
 
-// Serve serves HTTPS until Shutdown.
+// Serve serves until Shutdown.
 func (s *Server) Serve() error {
-	err := s.srv.ServeTLS(s.listener, "", "")
+	var err error
+	if s.tls {
+		err = s.srv.ServeTLS(s.listener, "", "")
+	} else {
+		err = s.srv.Serve(s.listener)
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
