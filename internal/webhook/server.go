@@ -11,11 +11,23 @@ import (
 	"time"
 )
 
-// Handler serves /mutate, /healthz and /metrics.
+// Handler serves /mutate, /healthz and /metrics: the HTTPS listener's,
+// where only the API server is meant to reach it.
 func (c *Config) Handler() http.Handler {
+	mux := c.observeMux()
+	mux.HandleFunc("POST /mutate", c.serveMutate)
+	return mux
+}
+
+// MetricsHandler serves /metrics and /healthz only: the plain-HTTP
+// listener's, which the Service exposes in the cluster, where anyone may
+// reach it. An admission request there would let any Pod have the webhook
+// read another namespace's pull secrets for it.
+func (c *Config) MetricsHandler() http.Handler { return c.observeMux() }
+
+func (c *Config) observeMux() *http.ServeMux {
 	c.setup()
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /mutate", c.serveMutate)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n")
 	})
@@ -55,14 +67,14 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 }
 
 // ListenMetrics binds addr for the plain-HTTP listener of metrics and
-// health checks.
+// health checks (MetricsHandler: no /mutate).
 func ListenMetrics(addr string, cfg *Config, log *slog.Logger) (*Server, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
 	}
 	srv := &http.Server{
-		Handler:           cfg.Handler(),
+		Handler:           cfg.MetricsHandler(),
 		ReadHeaderTimeout: 5 * time.Second,
 		WriteTimeout:      10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
