@@ -95,8 +95,11 @@ func verdict(needsJobSignal, transient bool, policy string) outcome {
 }
 
 // needsJobSignal: a Pod with more than one container does not end by
-// itself when its job does.
-func needsJobSignal(pod *corev1.Pod) bool { return len(pod.Spec.Containers) > 1 }
+// itself when its job does, unless Kubernetes restarts it for ever
+// (restartPolicy Always), which job-signal cannot change.
+func needsJobSignal(pod *corev1.Pod) bool {
+	return len(pod.Spec.Containers) > 1 && pod.Spec.RestartPolicy != corev1.RestartPolicyAlways
+}
 
 // maxReason bounds a reason written into an object (annotation, warning,
 // the message of a denial, which the Job controller copies into an

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestVerdict: a Pod that needs job-signal is denied for now when the
@@ -48,30 +47,5 @@ func TestOneLine(t *testing.T) {
 		if len(got) > maxReason || !utf8.ValidString(got) || strings.ContainsAny(got, "\n\r\t") {
 			t.Errorf("oneLine(%.40q): %d bytes, valid %v", tc.in, len(got), utf8.ValidString(got))
 		}
-	}
-}
-
-// TestPeekUID: the uid of a request is found in the start of its body,
-// cut anywhere after it; not before.
-func TestPeekUID(t *testing.T) {
-	review := `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"kind":{"group":"","version":"v1","kind":"Pod"},"uid":"7a3c","object":{"metadata":{"name":"x"}}}}`
-	for _, tc := range []struct {
-		in   string
-		want types.UID
-	}{
-		{review, "7a3c"},
-		{review[:strings.Index(review, `"object"`)+5], "7a3c"},
-		{review[:strings.Index(review, `"uid"`)+8], ""},
-		{`{"request":{"uid":"u"}}`, "u"},
-		{`[1,2]`, ""},
-		{``, ""},
-		{`{"request":[]}`, ""},
-	} {
-		if got, _ := peekUID([]byte(tc.in)); got != tc.want {
-			t.Errorf("peekUID(%.60q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-	if _, meta := peekUID([]byte(review[:80])); meta.APIVersion != "admission.k8s.io/v1" || meta.Kind != "AdmissionReview" {
-		t.Errorf("type %+v", meta)
 	}
 }

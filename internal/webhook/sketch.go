@@ -1,0 +1,413 @@
+package webhook
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/job-signal/job-signal/inject"
+)
+
+// sketch is what the webhook learns of an AdmissionReview it does not
+// decode (busy, or over the size bound): read once as a stream that keeps
+// only short strings, so that it costs a small buffer whatever the size of
+// the body, and enough to tell whether the Pod is one the webhook serves.
+type sketch struct {
+	uid       types.UID
+	meta      metav1.TypeMeta // the review's apiVersion and kind
+	group     string          // request.kind
+	kind      string
+	operation string
+	// pod holds what was read of request.object: the label inject
+	// reads, the ownerReferences' kind and apiVersion, restartPolicy, and
+	// as many (empty) containers as it has.
+	pod      corev1.Pod
+	metadata bool // request.object.metadata was read to its end
+	spec     bool // request.object.spec was read to its end
+}
+
+// sketchOf reads r to its end (the caller bounds it) or to the first
+// error, and returns what it found by then.
+func sketchOf(r io.Reader) sketch {
+	var sk sketch
+	s := &scan{r: bufio.NewReaderSize(r, 4<<10)}
+	s.object(func(key string) error {
+		switch key {
+		case "apiVersion":
+			sk.meta.APIVersion = s.str()
+		case "kind":
+			sk.meta.Kind = s.str()
+		case "request":
+			return s.object(func(key string) error {
+				switch key {
+				case "uid":
+					sk.uid = types.UID(s.str())
+				case "kind":
+					return s.object(func(key string) error {
+						switch key {
+						case "group":
+							sk.group = s.str()
+						case "kind":
+							sk.kind = s.str()
+						default:
+							s.skip()
+						}
+						return s.err
+					})
+				case "operation":
+					sk.operation = s.str()
+				case "object":
+					return s.object(sk.object(s))
+				default:
+					s.skip()
+				}
+				return s.err
+			})
+		default:
+			s.skip()
+		}
+		return s.err
+	})
+	return sk
+}
+
+// object reads the Pod's fields that say whether the webhook serves it.
+func (sk *sketch) object(s *scan) func(string) error {
+	return func(key string) error {
+		switch key {
+		case "metadata":
+			err := s.object(func(key string) error {
+				switch key {
+				case "labels":
+					return s.object(func(key string) error {
+						if key == inject.LabelInject {
+							sk.pod.Labels = map[string]string{key: s.str()}
+						} else {
+							s.skip()
+						}
+						return s.err
+					})
+				case "ownerReferences":
+					sk.pod.OwnerReferences = nil
+					return s.array(func() error {
+						var o metav1.OwnerReference
+						err := s.object(func(key string) error {
+							switch key {
+							case "kind":
+								o.Kind = s.str()
+							case "apiVersion":
+								o.APIVersion = s.str()
+							default:
+								s.skip()
+							}
+							return s.err
+						})
+						sk.pod.OwnerReferences = append(sk.pod.OwnerReferences, o)
+						return err
+					})
+				default:
+					s.skip()
+				}
+				return s.err
+			})
+			sk.metadata = err == nil
+			return err
+		case "spec":
+			err := s.object(func(key string) error {
+				switch key {
+				case "restartPolicy":
+					sk.pod.Spec.RestartPolicy = corev1.RestartPolicy(s.str())
+				case "containers":
+					sk.pod.Spec.Containers = nil
+					return s.array(func() error {
+						sk.pod.Spec.Containers = append(sk.pod.Spec.Containers, corev1.Container{})
+						s.skip()
+						return s.err
+					})
+				default:
+					s.skip()
+				}
+				return s.err
+			})
+			sk.spec = err == nil
+			return err
+		}
+		s.skip()
+		return s.err
+	}
+}
+
+// maxShort bounds a string the sketch keeps; a longer one is read through
+// and kept as "" (no name or value it looks for is that long).
+const maxShort = 256
+
+// errJSON: the input is not JSON, or ends early.
+var errJSON = errors.New("not a whole JSON document")
+
+// scan reads JSON a token at a time, holding no more than its buffer and
+// one short string. Its first error stops it for good.
+type scan struct {
+	r   *bufio.Reader
+	err error
+}
+
+func (s *scan) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// peek is the next byte after white space, not consumed.
+func (s *scan) peek() byte {
+	for s.err == nil {
+		b, err := s.r.ReadByte()
+		if err != nil {
+			s.fail(errJSON)
+			return 0
+		}
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		s.r.UnreadByte()
+		return b
+	}
+	return 0
+}
+
+func (s *scan) expect(want byte) bool {
+	if s.peek() != want {
+		s.fail(errJSON)
+		return false
+	}
+	s.r.ReadByte()
+	return true
+}
+
+// object reads an object, calling f after each key with the scan at its
+// value, which f must read. null is an empty object.
+func (s *scan) object(f func(key string) error) error {
+	if s.null() {
+		return s.err
+	}
+	if !s.expect('{') {
+		return s.err
+	}
+	if s.peek() == '}' {
+		s.r.ReadByte()
+		return s.err
+	}
+	for s.err == nil {
+		key := s.str()
+		if !s.expect(':') {
+			break
+		}
+		if err := f(key); err != nil {
+			s.fail(err)
+			break
+		}
+		switch s.peek() {
+		case ',':
+			s.r.ReadByte()
+		case '}':
+			s.r.ReadByte()
+			return s.err
+		default:
+			s.fail(errJSON)
+		}
+	}
+	return s.err
+}
+
+// array reads an array, calling f with the scan at each element, which f
+// must read. null is an empty array.
+func (s *scan) array(f func() error) error {
+	if s.null() {
+		return s.err
+	}
+	if !s.expect('[') {
+		return s.err
+	}
+	if s.peek() == ']' {
+		s.r.ReadByte()
+		return s.err
+	}
+	for s.err == nil {
+		if err := f(); err != nil {
+			s.fail(err)
+			break
+		}
+		switch s.peek() {
+		case ',':
+			s.r.ReadByte()
+		case ']':
+			s.r.ReadByte()
+			return s.err
+		default:
+			s.fail(errJSON)
+		}
+	}
+	return s.err
+}
+
+// null reads a null if one comes next.
+func (s *scan) null() bool {
+	if s.peek() != 'n' {
+		return false
+	}
+	s.literal()
+	return true
+}
+
+// literal reads a number, true, false or null, without checking it.
+func (s *scan) literal() {
+	for n := 0; s.err == nil; n++ {
+		b, err := s.r.ReadByte()
+		if err != nil {
+			if err == io.EOF && n > 0 {
+				return // a document that is one literal
+			}
+			s.fail(errJSON)
+			return
+		}
+		switch b {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			s.r.UnreadByte()
+			if n == 0 {
+				s.fail(errJSON)
+			}
+			return
+		case '{', '[', '"', ':':
+			s.fail(errJSON)
+			return
+		}
+	}
+}
+
+// skip reads one value of any kind and size, keeping nothing.
+func (s *scan) skip() {
+	depth := 0
+	for s.err == nil {
+		switch s.peek() {
+		case '{', '[':
+			s.r.ReadByte()
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				s.fail(errJSON)
+				return
+			}
+			s.r.ReadByte()
+			depth--
+		case ',', ':':
+			if depth == 0 {
+				s.fail(errJSON)
+				return
+			}
+			s.r.ReadByte()
+		case '"':
+			s.str()
+		default:
+			s.literal()
+		}
+		if depth == 0 {
+			return
+		}
+	}
+}
+
+// str reads a string and returns it decoded, or "" when it is longer than
+// maxShort bytes.
+func (s *scan) str() string {
+	if !s.expect('"') {
+		return ""
+	}
+	var out []byte
+	long := false
+	add := func(r rune) {
+		if long {
+			return
+		}
+		out = utf8.AppendRune(out, r)
+		if len(out) > maxShort {
+			long, out = true, nil
+		}
+	}
+	for s.err == nil {
+		b, err := s.r.ReadByte()
+		switch {
+		case err != nil || b < 0x20:
+			s.fail(errJSON)
+		case b == '"':
+			if long {
+				return ""
+			}
+			return string(out)
+		case b == '\\':
+			add(s.escape())
+		case b < utf8.RuneSelf:
+			add(rune(b))
+		default:
+			s.r.UnreadByte()
+			r, _, _ := s.r.ReadRune()
+			add(r)
+		}
+	}
+	return ""
+}
+
+// escape reads what follows a backslash in a string.
+func (s *scan) escape() rune {
+	b, err := s.r.ReadByte()
+	if err != nil {
+		s.fail(errJSON)
+		return utf8.RuneError
+	}
+	switch b {
+	case '"', '\\', '/':
+		return rune(b)
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'u':
+		r := s.hex4()
+		if utf16.IsSurrogate(r) {
+			if next, _ := s.r.Peek(2); string(next) == `\u` {
+				s.r.Discard(2)
+				return utf16.DecodeRune(r, s.hex4())
+			}
+			return utf8.RuneError
+		}
+		return r
+	}
+	s.fail(errJSON)
+	return utf8.RuneError
+}
+
+func (s *scan) hex4() rune {
+	var h [4]byte
+	if _, err := io.ReadFull(s.r, h[:]); err != nil {
+		s.fail(errJSON)
+		return utf8.RuneError
+	}
+	v, err := strconv.ParseUint(string(h[:]), 16, 16)
+	if err != nil {
+		s.fail(errJSON)
+		return utf8.RuneError
+	}
+	return rune(v)
+}
