@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
 )
 
 // TestVerdict: a Pod that needs job-signal is denied for now when the
