@@ -46,12 +46,12 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	stream := http.MaxBytesReader(w, r.Body, maxBody)
 	if c.inFlight.Add(1) > int64(c.MaxInFlight) {
 		c.inFlight.Add(-1)
-		c.early(w, stream, start, fail(reasonBusy, true, fmt.Errorf("job-signal-webhook is answering as many requests as it may at once (%d)", c.MaxInFlight)))
+		c.early(w, stream, start, fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering as many requests as it may at once (%d)", c.MaxInFlight)))
 		return
 	}
 	defer c.inFlight.Add(-1)
 	if r.ContentLength > maxBody {
-		c.early(w, stream, start, fail(reasonRequestTooBig, false, fmt.Errorf("the AdmissionReview has %d bytes, over the bound of %d", r.ContentLength, maxBody)))
+		c.early(w, stream, start, fail(reasonRequestTooBig, fmt.Errorf("the AdmissionReview has %d bytes, over the bound of %d", r.ContentLength, maxBody)))
 		return
 	}
 	weight := r.ContentLength
@@ -62,7 +62,7 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	err := c.bodies.Acquire(wait, weight)
 	cancel()
 	if err != nil {
-		c.early(w, stream, start, fail(reasonBusy, true, fmt.Errorf("job-signal-webhook is answering large requests already")))
+		c.early(w, stream, start, fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering large requests already")))
 		return
 	}
 	defer c.bodies.Release(weight)
@@ -70,7 +70,7 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		c.early(w, bytes.NewReader(body), start, fail(reasonRequestTooBig, false, fmt.Errorf("the AdmissionReview has more than %d bytes", maxBody)))
+		c.early(w, bytes.NewReader(body), start, fail(reasonRequestTooBig, fmt.Errorf("the AdmissionReview has more than %d bytes", maxBody)))
 		return
 	case err != nil:
 		http.Error(w, "read AdmissionReview: "+err.Error(), http.StatusBadRequest)
@@ -107,7 +107,7 @@ func (c *Config) early(w http.ResponseWriter, body io.Reader, start time.Time, e
 	f := failureOf(err)
 	log := c.Log.With("uid", sk.uid)
 	pod, class, known := served(sk)
-	if sk.uid == "" || !known && f.transient {
+	if sk.uid == "" || !known && f.temporary() {
 		log.Warn("request refused before reading its Pod", "class", f.class, "reason", f.Error())
 		c.Metrics.admitted(denied, f.class, time.Since(start))
 		code := http.StatusTooManyRequests

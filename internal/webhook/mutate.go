@@ -118,7 +118,7 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("panic while reviewing a Pod", "panic", p, "stack", string(debug.Stack()))
-			resp, o, class = c.answer(req.UID, nil, pod, fail(reasonInternal, true, fmt.Errorf("job-signal-webhook failed: %v", p)), log)
+			resp, o, class = c.answer(req.UID, nil, pod, fail(reasonInternal, fmt.Errorf("job-signal-webhook failed: %v", p)), log)
 		}
 	}()
 	if req.Kind.Kind != "Pod" || req.Kind.Group != "" || req.Operation != admissionv1.Create {
@@ -126,7 +126,7 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	}
 	pod = &corev1.Pod{}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(req.Object.Raw, pod); err != nil { // as the API server reads it
-		return c.answer(req.UID, nil, nil, fail(reasonUnreadable, false, fmt.Errorf("cannot read the Pod: %w", err)), log)
+		return c.answer(req.UID, nil, nil, fail(reasonUnreadable, fmt.Errorf("cannot read the Pod: %w", err)), log)
 	}
 	if ok, class, why := Decide(pod); !ok {
 		log.Debug("not injected", "reason", why)
@@ -159,7 +159,7 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 func (c *Config) answer(uid types.UID, raw []byte, pod *corev1.Pod, err error, log *slog.Logger) (*admissionv1.AdmissionResponse, outcome, string) {
 	f := failureOf(err)
 	reason := oneLine(f.Error(), maxReason)
-	if verdict(pod != nil && needsJobSignal(pod), f.transient, c.FailurePolicy) == denied {
+	if verdict(pod != nil && needsJobSignal(pod), f.temporary(), c.FailurePolicy) == denied {
 		log.Warn("denied for now: the Job controller creates the Pod again", "class", f.class, "reason", reason)
 		code, status := int32(503), metav1.StatusReasonServiceUnavailable
 		if f.class == reasonBusy {
