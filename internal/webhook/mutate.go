@@ -49,8 +49,13 @@ type Config struct {
 	// MaxInFlight bounds the admission requests answered at once; more get
 	// a quick "busy" answer. 0: defaultMaxInFlight.
 	MaxInFlight int
-	Log         *slog.Logger
-	Metrics     *Metrics // nil: NewMetrics()
+	// ClientCAFile, when set, makes the HTTPS listener (Listen) refuse
+	// every request but /healthz without a client certificate signed by a
+	// CA in this PEM file: only the API server, configured to present one,
+	// may ask for admission.
+	ClientCAFile string
+	Log          *slog.Logger
+	Metrics      *Metrics // nil: NewMetrics()
 
 	once     sync.Once
 	inFlight atomic.Int64

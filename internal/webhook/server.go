@@ -43,10 +43,11 @@ type Server struct {
 	tls      bool
 }
 
-// Listen binds addr and loads the certificate, so that errors come before
-// serving; Serve then serves until Shutdown.
+// Listen binds addr and loads the certificate (and cfg.ClientCAFile's
+// CAs), so that errors come before serving; Serve then serves until
+// Shutdown.
 func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Server, error) {
-	certs, err := newCertReloader(certFile, keyFile, log)
+	certs, err := newServerTLS(certFile, keyFile, cfg.ClientCAFile, log)
 	if err != nil {
 		return nil, err
 	}
@@ -55,8 +56,8 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 		return nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
 	srv := &http.Server{
-		Handler:           cfg.Handler(),
-		TLSConfig:         certs.tlsConfig(),
+		Handler:           certs.requireClient(cfg.Handler(), log),
+		TLSConfig:         certs.config(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      RequestTimeout + 2*time.Second,
