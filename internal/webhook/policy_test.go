@@ -180,9 +180,9 @@ const policyHeader = "| reason class | what happened | temporary or lasting | a 
 func policyMarkdown() []string {
 	var rows []string
 	for _, c := range policyTable {
-		kind, then := "lasting", "admitted without job-signal, the reason recorded in `job-signal.dev/skipped`"
+		kind, then := "lasting", "admitted without job-signal"
 		if c.Temporary {
-			kind, then = "temporary", "**denied for now** (with `Ignore`: admitted without job-signal, the reason recorded)"
+			kind, then = "temporary", "**denied for now**"
 		}
 		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %s |", c.Reason, c.Cause, kind, then))
 	}
