@@ -31,6 +31,7 @@ type sketch struct {
 	pod      corev1.Pod
 	metadata bool // request.object.metadata was read to its end
 	spec     bool // request.object.spec was read to its end
+	whole    bool // the review was read to its end
 }
 
 // sketchOf reads r to its end (the caller bounds it) or to the first
@@ -38,7 +39,7 @@ type sketch struct {
 func sketchOf(r io.Reader) sketch {
 	var sk sketch
 	s := &scan{r: bufio.NewReaderSize(r, 4<<10)}
-	s.object(func(key string) error {
+	sk.whole = s.object(func(key string) error {
 		switch key {
 		case "apiVersion":
 			sk.meta.APIVersion = s.str()
@@ -74,7 +75,7 @@ func sketchOf(r io.Reader) sketch {
 			s.skip()
 		}
 		return s.err
-	})
+	}) == nil
 	return sk
 }
 
@@ -86,6 +87,7 @@ func (sk *sketch) object(s *scan) func(string) error {
 			err := s.object(func(key string) error {
 				switch key {
 				case "labels":
+					sk.pod.Labels = nil
 					return s.object(func(key string) error {
 						if key == inject.LabelInject {
 							sk.pod.Labels = map[string]string{key: s.str()}
@@ -324,9 +326,9 @@ func (s *scan) skip() {
 }
 
 // str reads a string and returns it decoded, or "" when it is longer than
-// maxShort bytes.
+// maxShort bytes, or null.
 func (s *scan) str() string {
-	if !s.expect('"') {
+	if s.null() || !s.expect('"') {
 		return ""
 	}
 	var out []byte

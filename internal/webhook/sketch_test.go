@@ -11,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/job-signal/job-signal/inject"
 )
 
 // reviewOf is the AdmissionReview the API server sends for pod's creation.
@@ -151,4 +154,48 @@ func TestServed(t *testing.T) {
 			t.Errorf("%s: served %v, class %q, known %v, want %v, %q, %v", tc.name, pod != nil, class, known, tc.served, tc.class, tc.known)
 		}
 	}
+}
+
+// FuzzSketch: on any input the streamed read never panics, and it reads
+// to its end every review the API server's decoder reads, finding what
+// that decoder finds: the uid, the Pod's owners' kinds, the label, restartPolicy and
+// the number of containers.
+func FuzzSketch(f *testing.F) {
+	f.Add([]byte(`{"request":{"uid":"u\u0031","object":{"metadata":{"labels":{"job-signal.dev\/inject":"enabled"},"ownerReferences":[{"kind":"Job","apiVersion":"batch/v1"}]},"spec":{"containers":[{},{}],"restartPolicy":"Never"}}}}`))
+	f.Add([]byte(`{"request":{"uid":"a","uid":"b","object":{"metadata":{"labels":{"x":"y"},"labels":null},"spec":{"containers":null}}}}`))
+	f.Add([]byte(`{"request":{"uid":"\ud83d\ude00\ud800","object":{"metadata":{"ownerReferences":[{"kind":"J\u006fb"}]}}}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		sk := sketchOf(bytes.NewReader(in))
+		var review admissionv1.AdmissionReview
+		if kjson.UnmarshalCaseSensitivePreserveInts(in, &review) != nil {
+			return
+		}
+		var pod corev1.Pod
+		if review.Request != nil && len(review.Request.Object.Raw) > 0 && kjson.UnmarshalCaseSensitivePreserveInts(review.Request.Object.Raw, &pod) != nil {
+			return // not a Pod: the webhook refuses it whole
+		}
+		if !sk.whole {
+			t.Fatalf("the decoder reads it, the sketch stops early")
+		}
+		if review.Request == nil || !sk.spec {
+			return
+		}
+		if len(review.Request.UID) <= maxShort && sk.uid != review.Request.UID {
+			t.Errorf("uid %q, the decoder's %q", sk.uid, review.Request.UID)
+		}
+		if len(sk.pod.Spec.Containers) != len(pod.Spec.Containers) || sk.pod.Spec.RestartPolicy != pod.Spec.RestartPolicy {
+			t.Errorf("%d containers, restartPolicy %q; the decoder's %d, %q", len(sk.pod.Spec.Containers), sk.pod.Spec.RestartPolicy, len(pod.Spec.Containers), pod.Spec.RestartPolicy)
+		}
+		if v := pod.Labels[inject.LabelInject]; len(v) <= maxShort && sk.pod.Labels[inject.LabelInject] != v {
+			t.Errorf("label %q, the decoder's %q", sk.pod.Labels[inject.LabelInject], v)
+		}
+		if len(sk.pod.OwnerReferences) != len(pod.OwnerReferences) {
+			t.Fatalf("%d owners, the decoder's %d", len(sk.pod.OwnerReferences), len(pod.OwnerReferences))
+		}
+		for i, o := range pod.OwnerReferences {
+			if len(o.Kind) <= maxShort && sk.pod.OwnerReferences[i].Kind != o.Kind {
+				t.Errorf("owner %d: kind %q, the decoder's %q", i, sk.pod.OwnerReferences[i].Kind, o.Kind)
+			}
+		}
+	})
 }
