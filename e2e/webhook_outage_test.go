@@ -37,9 +37,7 @@ func uninjected(p *corev1.Pod) bool {
 func TestWebhookOutageJobsComplete(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, "webhook-outage", map[string]string{inject.LabelInject: "enabled"})
-	hook := startWebhook(t)
-	registerWebhook(t, hook.addr, s.ns)
-	hook.stop(t)
+	hook := downWebhook(t, s.ns)
 
 	var names []string
 	for i := range 10 {
@@ -162,9 +160,7 @@ func TestWebhookOutagePolicy(t *testing.T) {
 func TestWebhookOutageBlastRadius(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, "webhook-blast", map[string]string{inject.LabelInject: "enabled"})
-	hook := startWebhook(t)
-	registerWebhook(t, hook.addr, s.ns)
-	hook.stop(t)
+	hook := downWebhook(t, s.ns)
 
 	// Two containers each, held unscheduled by a gate: admission is the
 	// point, and a gate is allowed in every controller's template.

@@ -24,9 +24,7 @@ import (
 func TestWebhookSendsOnlyPodsThatCanNeedIt(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, "webhook-sent", map[string]string{inject.LabelInject: "enabled"})
-	hook := startWebhook(t)
-	registerWebhook(t, hook.addr, s.ns)
-	hook.stop(t)
+	downWebhook(t, s.ns)
 	handler := webhooktest.Start(t, &webhook.Config{})
 
 	container := func(name string) corev1.Container {

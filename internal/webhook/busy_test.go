@@ -15,6 +15,35 @@ import (
 	"github.com/job-signal/job-signal/internal/webhook"
 )
 
+// holdOneRequest keeps one request in flight at s, held by reg until the
+// returned func is called; it returns once the request is held.
+func holdOneRequest(t *testing.T, s *webhooktest.Server, reg *hostileregistry.Registry) (release func()) {
+	t.Helper()
+	arrived, held := make(chan struct{}, 1), make(chan struct{})
+	reg.Script(func(r *http.Request) hostileregistry.Response {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		<-held
+		return hostileregistry.Response{Status: http.StatusServiceUnavailable}
+	})
+	var wg sync.WaitGroup
+	wg.Go(func() { s.Answer(t, lookupPod(reg.ScriptedImage())) })
+	var once sync.Once
+	release = func() {
+		once.Do(func() { close(held) })
+		wg.Wait()
+	}
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		release()
+		t.Fatal("the first request did not reach the registry")
+	}
+	return release
+}
+
 // TestBusyDeniesOnlyJobPods: beyond its bound on requests in flight the
 // webhook denies for now only a Pod it has read enough of to know it
 // serves and that may need job-signal (a Job's Pod, or one labelled
@@ -23,25 +52,7 @@ import (
 func TestBusyDeniesOnlyJobPods(t *testing.T) {
 	reg := hostileregistry.Start(t)
 	s := webhooktest.Start(t, &webhook.Config{MaxInFlight: 1, RegistryTimeout: 5 * time.Second})
-	// One request in flight, held by a registry that answers when told.
-	arrived, release := make(chan struct{}, 1), make(chan struct{})
-	reg.Script(func(r *http.Request) hostileregistry.Response {
-		select {
-		case arrived <- struct{}{}:
-		default:
-		}
-		<-release
-		return hostileregistry.Response{Status: http.StatusServiceUnavailable}
-	})
-	var wg sync.WaitGroup
-	wg.Go(func() { s.Answer(t, lookupPod(reg.ScriptedImage())) })
-	defer wg.Wait()
-	defer close(release)
-	select {
-	case <-arrived:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first request did not reach the registry")
-	}
+	defer holdOneRequest(t, s, reg)()
 
 	two := func() *corev1.Pod { return jobPod(container("job", "/job"), container("proxy", "/proxy")) }
 	owned := func(kind, apiVersion string) *corev1.Pod {

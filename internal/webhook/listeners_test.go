@@ -2,11 +2,9 @@ package webhook_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,23 +21,7 @@ import (
 // /healthz only: an AdmissionReview POSTed there (naming any namespace
 // and its pull secrets) gets 404, never a patch.
 func TestMetricsListenerServesNoAdmission(t *testing.T) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg := &webhook.Config{Log: log}
-	srv, err := webhook.ListenMetrics("127.0.0.1:0", cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	base := "http://" + srv.Addr()
+	base := webhooktest.StartMetrics(t, &webhook.Config{})
 	client := &http.Client{Timeout: 10 * time.Second}
 	review := webhooktest.ReviewOf(t, jobPod(container("job", "/job"), container("proxy", "/proxy")))
 	resp, err := client.Post(base+"/mutate", "application/json", bytes.NewReader(review))
