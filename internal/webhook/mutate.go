@@ -137,6 +137,10 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		log.Debug("not injected", "reason", why)
 		return resp, unchanged, class
 	}
+	if !needsJobSignal(pod) { // the rule the registration and the busy path apply
+		log.Debug("not injected", "reason", "one container, or restartPolicy Always: it cannot need job-signal")
+		return resp, unchanged, reasonNothingToDo
+	}
 	log = log.With("pod", cmp.Or(pod.Name, pod.GenerateName+"*"))
 	if inject.HandWired(&pod.Spec, pod.Annotations) {
 		log.Info("left as it is: job-signal was added to it by hand")
