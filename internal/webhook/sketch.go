@@ -196,60 +196,41 @@ func (s *scan) expect(want byte) bool {
 // object reads an object, calling f after each key with the scan at its
 // value, which f must read. null is an empty object.
 func (s *scan) object(f func(key string) error) error {
-	if s.null() {
-		return s.err
-	}
-	if !s.expect('{') {
-		return s.err
-	}
-	if s.peek() == '}' {
-		s.r.ReadByte()
-		return s.err
-	}
-	for s.err == nil {
+	return s.list('{', '}', func() error {
 		key := s.str()
 		if !s.expect(':') {
-			break
-		}
-		if err := f(key); err != nil {
-			s.fail(err)
-			break
-		}
-		switch s.peek() {
-		case ',':
-			s.r.ReadByte()
-		case '}':
-			s.r.ReadByte()
 			return s.err
-		default:
-			s.fail(errJSON)
 		}
-	}
-	return s.err
+		return f(key)
+	})
 }
 
 // array reads an array, calling f with the scan at each element, which f
 // must read. null is an empty array.
-func (s *scan) array(f func() error) error {
+func (s *scan) array(f func() error) error { return s.list('[', ']', f) }
+
+// list reads what open and end enclose, item by item, separated by
+// commas; null is an empty one.
+func (s *scan) list(open, end byte, item func() error) error {
 	if s.null() {
 		return s.err
 	}
-	if !s.expect('[') {
+	if !s.expect(open) {
 		return s.err
 	}
-	if s.peek() == ']' {
+	if s.peek() == end {
 		s.r.ReadByte()
 		return s.err
 	}
 	for s.err == nil {
-		if err := f(); err != nil {
+		if err := item(); err != nil {
 			s.fail(err)
 			break
 		}
 		switch s.peek() {
 		case ',':
 			s.r.ReadByte()
-		case ']':
+		case end:
 			s.r.ReadByte()
 			return s.err
 		default:
