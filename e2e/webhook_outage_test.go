@@ -11,9 +11,11 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/job-signal/job-signal/e2e/registry"
 	"github.com/job-signal/job-signal/inject"
@@ -35,9 +37,7 @@ func uninjected(p *corev1.Pod) bool {
 func TestWebhookOutageJobsComplete(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, "webhook-outage", map[string]string{inject.LabelInject: "enabled"})
-	hook := startWebhook(t)
-	registerWebhook(t, hook.addr, s.ns)
-	hook.stop(t)
+	hook := downWebhook(t, s.ns)
 
 	var names []string
 	for i := range 10 {
@@ -148,5 +148,95 @@ func TestWebhookOutagePolicy(t *testing.T) {
 	got, err := kube.Client().CoreV1().Pods(ignoring.ns).Create(ignoring.ctx, gatedPod("registry-silent", silent+"/app:1", nil), metav1.CreateOptions{})
 	if err != nil || !uninjected(got) || !strings.Contains(got.Annotations[inject.AnnotationSkipped], "did not answer") {
 		t.Errorf("policy Ignore, registry silent: %v, annotations %v", err, got.GetAnnotations())
+	}
+}
+
+// TestWebhookOutageBlastRadius: with the webhook down, in an enabled
+// namespace, only the Pods it serves wait for it. A Deployment, a
+// StatefulSet, a DaemonSet and a bare restartPolicy Always Pod, each of
+// two containers, are all created at once, as the shipped registration
+// never sends them; a Job with a sidecar is refused (failurePolicy Fail)
+// and completes, injected, once the webhook is back.
+func TestWebhookOutageBlastRadius(t *testing.T) {
+	t.Parallel()
+	s := newSpace(t, "webhook-blast", map[string]string{inject.LabelInject: "enabled"})
+	hook := downWebhook(t, s.ns)
+
+	// Two containers each, held unscheduled by a gate: admission is the
+	// point, and a gate is allowed in every controller's template.
+	template := func(app string) corev1.PodTemplateSpec {
+		c := func(name string) corev1.Container {
+			return corev1.Container{Name: name, Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "3600"}}
+		}
+		return corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{c("web"), c("proxy")},
+				SchedulingGates:               []corev1.PodSchedulingGate{{Name: "e2e.job-signal.dev/admission-only"}},
+				TerminationGracePeriodSeconds: ptr.To(int64(1))},
+		}
+	}
+	selector := func(app string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+	}
+	apps := kube.Client().AppsV1()
+	start := time.Now()
+	job, _ := s.createJob(baselineJob("blast-job", false))
+	if _, err := apps.Deployments(s.ns).Create(s.ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "deploy"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(1)), Selector: selector("deploy"), Template: template("deploy")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apps.StatefulSets(s.ns).Create(s.ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "sts"},
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(int32(1)), ServiceName: "sts", Selector: selector("sts"), Template: template("sts")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apps.DaemonSets(s.ns).Create(s.ctx, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "ds"},
+		Spec: appsv1.DaemonSetSpec{Selector: selector("ds"), Template: template("ds")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bare := template("bare")
+	if _, err := kube.Client().CoreV1().Pods(s.ns).Create(s.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare", Labels: bare.Labels},
+		Spec: bare.Spec}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a bare restartPolicy Always Pod with the webhook down: %v", err)
+	}
+	// Every workload's Pod is stored, while the Job's is refused.
+	err := s.pods.waitFor(2*time.Minute, func(all []observation[*corev1.Pod]) (bool, string) {
+		missing := []string{}
+		for _, app := range []string{"deploy", "sts", "ds", "bare"} {
+			if !slices.ContainsFunc(all, func(o observation[*corev1.Pod]) bool { return o.obj.Labels["app"] == app }) {
+				missing = append(missing, app)
+			}
+		}
+		return len(missing) == 0, fmt.Sprintf("no Pod yet of %v", missing)
+	})
+	if err != nil {
+		t.Fatalf("with the webhook down: %v", err)
+	}
+	t.Logf("E2E_TIMING webhook_blast_radius workloads_admitted_ms=%d", time.Since(start).Milliseconds())
+	s.waitFailedCreates([]string{job.Name}, "failed calling webhook", 3*time.Minute)
+	events, err := kube.Client().CoreV1().Events(s.ns).List(s.ctx, metav1.ListOptions{FieldSelector: "reason=FailedCreate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.InvolvedObject.Kind != "Job" {
+			t.Errorf("%s %s could not create a Pod with the webhook down: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+		}
+	}
+	for _, o := range s.pods.latest() {
+		if o.obj.Labels["app"] != "" && !uninjected(o.obj) {
+			t.Errorf("Pod %s was changed: %s", o.obj.Name, podSummary(o.obj))
+		}
+	}
+
+	restarted := startWebhook(t, "--listen="+hook.addr)
+	done, _ := s.waitJob(job.Name, 6*time.Minute)
+	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
+	for _, o := range s.pods.latest() {
+		if o.obj.Labels["app"] == "" && uninjected(o.obj) {
+			t.Errorf("the Job's Pod %s was admitted without job-signal: %s", o.obj.Name, podSummary(o.obj))
+		}
+	}
+	if n := restarted.metric(t, `job_signal_webhook_admissions_total{outcome="injected",reason="none"}`); n < 1 {
+		t.Errorf("the restarted webhook counts %v injected Pods, want 1", n)
 	}
 }

@@ -122,6 +122,17 @@ func registerWebhook(t *testing.T, addr string, namespaces ...string) {
 	registerWebhookPolicy(t, addr, "", namespaces...)
 }
 
+// downWebhook starts a webhook, registers it for namespace as shipped,
+// and stops it once the API server calls it: the registration stays, the
+// webhook is down. Start it again with startWebhook(t, "--listen="+addr).
+func downWebhook(t *testing.T, namespace string) *webhookProcess {
+	t.Helper()
+	hook := startWebhook(t)
+	registerWebhook(t, hook.addr, namespace)
+	hook.stop(t)
+	return hook
+}
+
 // registerWebhookPolicy is registerWebhook with another failurePolicy
 // (empty: as shipped).
 func registerWebhookPolicy(t *testing.T, addr string, policy admissionregistrationv1.FailurePolicyType, namespaces ...string) {

@@ -51,6 +51,7 @@ type webhookEvent struct {
 	Pod       string      `json:"pod"`
 	Reason    string      `json:"reason"`
 	Addr      string      `json:"addr"`
+	Metrics   string      `json:"metricsAddr"`
 	Elapsed   logDuration `json:"elapsed"`
 }
 

@@ -54,6 +54,10 @@ func startAPIServer(p paths, bin string, f Features) (*daemon, error) {
 		"--service-account-key-file="+filepath.Join(pki, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"),
 		"--authorization-mode=Node,RBAC",
+		// Webhooks are called as without it, but for the one address its
+		// kubeconfig names (WebhookClientAddr): there the API server
+		// presents a client certificate.
+		"--admission-control-config-file="+p.admissionConfig(),
 		"--allow-privileged=true",
 		"--profiling=false",
 	)

@@ -25,14 +25,14 @@ type ca struct {
 	certPEM []byte
 }
 
-func newCA() (*ca, error) {
+func newCA(cn string) (*ca, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "job-signal-e2e-ca"},
+		Subject:               pkix.Name{CommonName: cn},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(7 * 24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
@@ -122,7 +122,7 @@ func writePKI(p paths) (*ca, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	authority, err := newCA()
+	authority, err := newCA("job-signal-e2e-ca")
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +157,9 @@ func writePKI(p paths) (*ca, error) {
 		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
 			return nil, err
 		}
+	}
+	if err := writeAdmissionConfig(p); err != nil {
+		return nil, err
 	}
 	// The admin's kubeconfig where a person looks for it (README).
 	return authority, os.WriteFile(p.adminKubeconfig(), files["admin.kubeconfig"], 0o600)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,26 +55,9 @@ func TestRequestBounds(t *testing.T) {
 		t.Errorf("oversized junk: status %d: %.200s", status, answer)
 	}
 
-	// One request in flight, held by a registry that answers when told.
-	arrived, release := make(chan struct{}, 1), make(chan struct{})
-	reg.Script(func(r *http.Request) hostileregistry.Response {
-		select {
-		case arrived <- struct{}{}:
-		default:
-		}
-		<-release
-		return hostileregistry.Response{Status: http.StatusServiceUnavailable}
-	})
-	var wg sync.WaitGroup
-	wg.Go(func() { s.Answer(t, lookupPod(reg.ScriptedImage())) })
-	select {
-	case <-arrived:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first request did not reach the registry")
-	}
+	release := holdOneRequest(t, s, reg)
 	resp := s.Answer(t, jobPod(container("job", "/job"), container("proxy", "/proxy")))
-	close(release)
-	wg.Wait()
+	release()
 	if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusTooManyRequests {
 		t.Errorf("beyond the requests in flight: allowed %v, %+v", resp.Allowed, resp.Result)
 	}

@@ -2,36 +2,20 @@ package webhook
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 )
 
-// certReloader serves the certificate in certFile/keyFile and reloads it
-// when either file changes (a renewed Secret, cert-manager's rotation): it
-// compares both files' size and modification time on each handshake, which
-// follows the symlinks a Secret volume swaps.
-type certReloader struct {
-	certFile, keyFile string
-	log               *slog.Logger
-
-	mu    sync.Mutex
-	cert  *tls.Certificate
-	stamp string
-}
-
-func newCertReloader(certFile, keyFile string, log *slog.Logger) (*certReloader, error) {
-	r := &certReloader{certFile: certFile, keyFile: keyFile, log: log}
-	if _, err := r.current(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-func (r *certReloader) stampNow() (string, error) {
+// stampOf is the size and modification time of files: it changes when
+// any of them is rewritten, or replaced through the symlinks a Secret
+// volume swaps.
+func stampOf(files ...string) (string, error) {
 	var stamp string
-	for _, f := range []string{r.certFile, r.keyFile} {
+	for _, f := range files {
 		info, err := os.Stat(f)
 		if err != nil {
 			return "", err
@@ -41,37 +25,123 @@ func (r *certReloader) stampNow() (string, error) {
 	return stamp, nil
 }
 
-// current returns the certificate, reloading it if the files changed. A
-// reload that fails keeps the previous certificate and logs why.
-func (r *certReloader) current() (*tls.Certificate, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	stamp, err := r.stampNow()
-	if err == nil && stamp == r.stamp {
-		return r.cert, nil
-	}
-	var cert tls.Certificate
-	if err == nil {
-		cert, err = tls.LoadX509KeyPair(r.certFile, r.keyFile)
-	}
-	if err != nil {
-		if r.cert == nil {
-			return nil, fmt.Errorf("--tls-cert-file %s / --tls-key-file %s: %w", r.certFile, r.keyFile, err)
-		}
-		r.log.Error("could not reload the serving certificate; keeping the previous one", "cert", r.certFile, "key", r.keyFile, "err", err)
-		return r.cert, nil
-	}
-	if r.cert != nil {
-		r.log.Info("serving certificate reloaded", "cert", r.certFile)
-	}
-	r.cert, r.stamp = &cert, stamp
-	return r.cert, nil
+// reloaded is a value read from files, read again on use when their stamp
+// changed (a renewed Secret, cert-manager's rotation). A reload that fails
+// keeps the previous value and logs why.
+type reloaded[T any] struct {
+	files []string
+	load  func() (T, error)
+	what  string // for the log
+	log   *slog.Logger
+
+	mu    sync.Mutex
+	value T
+	ok    bool
+	stamp string
 }
 
-// tlsConfig serves the current certificate on every handshake.
-func (r *certReloader) tlsConfig() *tls.Config {
-	return &tls.Config{
-		MinVersion:     tls.VersionTLS12,
-		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return r.current() },
+func (r *reloaded[T]) current() (T, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	stamp, err := stampOf(r.files...)
+	if err == nil && r.ok && stamp == r.stamp {
+		return r.value, nil
 	}
+	var v T
+	if err == nil {
+		v, err = r.load()
+	}
+	if err != nil {
+		if !r.ok {
+			return v, err
+		}
+		r.log.Error("could not reload the "+r.what+"; keeping the previous one", "files", r.files, "err", err)
+		return r.value, nil
+	}
+	if r.ok {
+		r.log.Info(r.what+" reloaded", "files", r.files)
+	}
+	r.value, r.ok, r.stamp = v, true, stamp
+	return v, nil
+}
+
+// serverTLS is the HTTPS listener's TLS: the serving certificate and, when
+// clientCAFile is set, the CAs a client certificate must be signed by,
+// both reloaded when their files change.
+type serverTLS struct {
+	cert *reloaded[*tls.Certificate]
+	cas  *reloaded[*x509.CertPool] // nil: no client certificates asked for
+}
+
+func newServerTLS(certFile, keyFile, clientCAFile string, log *slog.Logger) (*serverTLS, error) {
+	s := &serverTLS{cert: &reloaded[*tls.Certificate]{files: []string{certFile, keyFile}, what: "serving certificate", log: log,
+		load: func() (*tls.Certificate, error) {
+			cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+			return &cert, err
+		}}}
+	if _, err := s.cert.current(); err != nil {
+		return nil, fmt.Errorf("--tls-cert-file %s / --tls-key-file %s: %w", certFile, keyFile, err)
+	}
+	if clientCAFile == "" {
+		return s, nil
+	}
+	s.cas = &reloaded[*x509.CertPool]{files: []string{clientCAFile}, what: "client CA", log: log,
+		load: func() (*x509.CertPool, error) {
+			pem, err := os.ReadFile(clientCAFile)
+			if err != nil {
+				return nil, err
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("no PEM certificate in it")
+			}
+			return pool, nil
+		}}
+	if _, err := s.cas.current(); err != nil {
+		return nil, fmt.Errorf("--client-ca-file %s: %w", clientCAFile, err)
+	}
+	return s, nil
+}
+
+// config serves the current certificate on every handshake. With client
+// CAs, a client certificate is asked for and, when given, must be signed
+// by one of them (else the handshake fails); requireClient then refuses
+// requests without one, but for /healthz, so that the kubelet's probes,
+// which present none, still work.
+func (s *serverTLS) config() *tls.Config {
+	base := &tls.Config{
+		MinVersion:     tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.current() },
+	}
+	if s.cas == nil {
+		return base
+	}
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			pool, err := s.cas.current()
+			if err != nil {
+				return nil, err
+			}
+			c := base.Clone()
+			c.ClientAuth, c.ClientCAs = tls.VerifyClientCertIfGiven, pool
+			return c, nil
+		},
+	}
+}
+
+// requireClient refuses, with 403, every request but GET /healthz that
+// came without a verified client certificate, when client CAs are set.
+func (s *serverTLS) requireClient(next http.Handler, log *slog.Logger) http.Handler {
+	if s.cas == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" && (r.TLS == nil || len(r.TLS.VerifiedChains) == 0) {
+			log.Warn("refused a request without a client certificate (--client-ca-file)", "remote", r.RemoteAddr, "path", r.URL.Path)
+			http.Error(w, "a client certificate signed by a CA of --client-ca-file is required", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

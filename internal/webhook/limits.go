@@ -14,7 +14,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // The bounds on requests. Memory grows with the bodies being handled (the
@@ -33,9 +32,6 @@ const (
 	// defaultMaxInFlight bounds the requests answered at once, most of
 	// them waiting for a registry; more are answered "busy" at once.
 	defaultMaxInFlight = 64
-	// peekSize is how much of a request that is not read whole is read
-	// to find its uid: the API server writes it first.
-	peekSize = 4 << 10
 )
 
 // RequestTimeout bounds the handling of one request, whatever the
@@ -47,14 +43,15 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	c.Metrics.inFlight.Inc()
 	defer c.Metrics.inFlight.Dec()
+	stream := http.MaxBytesReader(w, r.Body, maxBody)
 	if c.inFlight.Add(1) > int64(c.MaxInFlight) {
 		c.inFlight.Add(-1)
-		c.early(w, peek(r.Body), start, fail(reasonBusy, true, fmt.Errorf("job-signal-webhook is answering %d requests already", c.MaxInFlight)))
+		c.early(w, stream, start, fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering as many requests as it may at once (%d)", c.MaxInFlight)))
 		return
 	}
 	defer c.inFlight.Add(-1)
 	if r.ContentLength > maxBody {
-		c.early(w, peek(r.Body), start, fail(reasonRequestTooBig, false, fmt.Errorf("the AdmissionReview has %d bytes, over the bound of %d", r.ContentLength, maxBody)))
+		c.early(w, stream, start, fail(reasonRequestTooBig, fmt.Errorf("the AdmissionReview has %d bytes, over the bound of %d", r.ContentLength, maxBody)))
 		return
 	}
 	weight := r.ContentLength
@@ -65,15 +62,15 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	err := c.bodies.Acquire(wait, weight)
 	cancel()
 	if err != nil {
-		c.early(w, peek(r.Body), start, fail(reasonBusy, true, fmt.Errorf("job-signal-webhook is answering large requests already")))
+		c.early(w, stream, start, fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering large requests already")))
 		return
 	}
 	defer c.bodies.Release(weight)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(stream)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		c.early(w, body[:min(len(body), peekSize)], start, fail(reasonRequestTooBig, false, fmt.Errorf("the AdmissionReview has more than %d bytes", maxBody)))
+		c.early(w, bytes.NewReader(body), start, fail(reasonRequestTooBig, fmt.Errorf("the AdmissionReview has more than %d bytes", maxBody)))
 		return
 	case err != nil:
 		http.Error(w, "read AdmissionReview: "+err.Error(), http.StatusBadRequest)
@@ -96,16 +93,22 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	c.Log.Debug("reviewed", "uid", review.Request.UID, "elapsed", time.Since(start))
 }
 
-// early answers a request that is not handled (busy, too large) from the
-// start of its body: an AdmissionReview for its uid, denied or admitted
-// as verdict decides for a Pod that may need job-signal; without a uid,
-// an HTTP error (the API server applies the failurePolicy).
-func (c *Config) early(w http.ResponseWriter, prefix []byte, start time.Time, err error) {
-	uid, meta := peekUID(prefix)
+// early answers a request that is not handled (busy, too large) from a
+// sketch of its body, read as a stream through body (bounded by the
+// caller) without holding it. A Pod the webhook does not serve, or that
+// cannot need job-signal, is admitted unchanged; one it serves is denied
+// or admitted without job-signal as verdict decides. Without a uid, or
+// when a failure that may pass comes before the webhook could read the
+// Pod, it answers an HTTP error and the API server applies the
+// registration's failurePolicy: the webhook itself denies no Pod it has
+// not read.
+func (c *Config) early(w http.ResponseWriter, body io.Reader, start time.Time, err error) {
+	sk := sketchOf(body)
 	f := failureOf(err)
-	log := c.Log.With("uid", uid)
-	if uid == "" {
-		log.Warn("request refused before reading it", "class", f.class, "reason", f.Error())
+	log := c.Log.With("uid", sk.uid)
+	pod, class, known := served(sk)
+	if sk.uid == "" || !known && f.temporary() {
+		log.Warn("request refused before reading its Pod", "class", f.class, "reason", f.Error())
 		c.Metrics.admitted(denied, f.class, time.Since(start))
 		code := http.StatusTooManyRequests
 		if f.class == reasonRequestTooBig {
@@ -114,18 +117,40 @@ func (c *Config) early(w http.ResponseWriter, prefix []byte, start time.Time, er
 		http.Error(w, oneLine(f.Error(), maxReason), code)
 		return
 	}
-	resp, o, class := c.answer(uid, nil, &podOfUnknownShape, f, log)
+	if known && pod == nil {
+		log.Debug("not injected", "class", class, "while", f.class)
+		c.Metrics.admitted(unchanged, class, time.Since(start))
+		writeReview(w, sk.meta, &admissionv1.AdmissionResponse{UID: sk.uid, Allowed: true}, log)
+		return
+	}
+	resp, o, class := c.answer(sk.uid, nil, pod, f, log)
 	c.Metrics.admitted(o, class, time.Since(start))
-	writeReview(w, meta, resp, log)
+	writeReview(w, sk.meta, resp, log)
 }
 
-// podOfUnknownShape stands for a Pod not read: as the webhook
-// configuration sends only Pods of more than one container, it may need
-// job-signal.
-var podOfUnknownShape = func() (p corev1.Pod) {
-	p.Spec.Containers = make([]corev1.Container, 2)
-	return p
-}()
+// served decides from a sketch whether the request is for a Pod the
+// webhook serves and that may need job-signal (the rule of Decide and
+// needsJobSignal). It returns that Pod as far as it is known (of unknown
+// shape: two containers), or the class of why not; known is false when
+// the Pod was not read far enough to tell.
+func served(sk sketch) (pod *corev1.Pod, class string, known bool) {
+	if sk.kind != "" && (sk.kind != "Pod" || sk.group != "") || sk.operation != "" && sk.operation != string(admissionv1.Create) {
+		return nil, reasonNotPod, true
+	}
+	if !sk.metadata {
+		return nil, "", false
+	}
+	if ok, class, _ := Decide(&sk.pod); !ok {
+		return nil, class, true
+	}
+	p := sk.pod
+	if !sk.spec {
+		p.Spec.Containers = make([]corev1.Container, 2) // may need it
+	} else if !needsJobSignal(&p) {
+		return nil, reasonNothingToDo, true
+	}
+	return &p, "", true
+}
 
 func writeReview(w http.ResponseWriter, meta metav1.TypeMeta, resp *admissionv1.AdmissionResponse, log *slog.Logger) {
 	if meta.APIVersion == "" {
@@ -139,59 +164,4 @@ func writeReview(w http.ResponseWriter, meta metav1.TypeMeta, resp *admissionv1.
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
-}
-
-// peek reads the start of a body that will not be read whole.
-func peek(body io.Reader) []byte {
-	b, _ := io.ReadAll(io.LimitReader(body, peekSize))
-	return b
-}
-
-// peekUID finds request.uid (and the review's apiVersion and kind) in the
-// start of an AdmissionReview, which may be cut anywhere.
-func peekUID(prefix []byte) (types.UID, metav1.TypeMeta) {
-	var meta metav1.TypeMeta
-	var uid string
-	dec := json.NewDecoder(bytes.NewReader(prefix))
-	eachKey(dec, func(key string) bool {
-		switch key {
-		case "apiVersion":
-			return dec.Decode(&meta.APIVersion) == nil
-		case "kind":
-			return dec.Decode(&meta.Kind) == nil
-		case "request":
-			eachKey(dec, func(key string) bool {
-				if key == "uid" {
-					dec.Decode(&uid)
-					return false
-				}
-				return skipValue(dec)
-			})
-			return false
-		}
-		return skipValue(dec)
-	})
-	return types.UID(uid), meta
-}
-
-// eachKey calls f with each key of the object dec is at, until f says
-// to stop (after it has read the key's value, or not) or the input ends.
-func eachKey(dec *json.Decoder, f func(key string) bool) {
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return
-	}
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return
-		}
-		if k, _ := key.(string); !f(k) {
-			return
-		}
-	}
-}
-
-func skipValue(dec *json.Decoder) bool {
-	var v json.RawMessage
-	return dec.Decode(&v) == nil
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -50,7 +48,8 @@ type Cmd struct {
 	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading imagePullSecrets and LimitRanges. Default: in-cluster when run in a Pod, else no API access (pull secrets are then not used, LimitRanges not checked)."`
 	RegistryTimeout time.Duration `default:"5s" placeholder:"DURATION" help:"Give up looking a Pod's images up after this (default ${default}); keep it below the webhook's timeoutSeconds."`
 	FailurePolicy   string        `enum:"Fail,Ignore" default:"Fail" env:"JOB_SIGNAL_WEBHOOK_FAILURE_POLICY" help:"What happens to a Pod that needs job-signal when a failure that may pass keeps the webhook from injecting it: Fail denies it (the Job controller creates it again), Ignore admits it without job-signal. Keep it equal to the failurePolicy of the webhook configuration (default ${default})."`
-	MetricsListen   string        `placeholder:"HOST:PORT" help:"Also serve /metrics (and /healthz) over plain HTTP here; /metrics is always served on --listen too."`
+	ClientCAFile    string        `name:"client-ca-file" placeholder:"PATH" help:"Require a client certificate signed by a CA in this file (PEM; reloaded when it changes) for every request on --listen but /healthz: only an API server configured to present one (its admission-control kubeconfig; see the README) may ask for admission."`
+	MetricsListen   string        `placeholder:"HOST:PORT" help:"Also serve /metrics and /healthz (nothing else: admission requests only on --listen) over plain HTTP here; /metrics is always served on --listen too."`
 	MaxInFlight     int           `default:"64" help:"Admission requests answered at once; more are answered busy (default ${default})."`
 	CacheSize       int           `default:"1024" help:"Image configs kept, by repository and digest (default ${default})."`
 	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default})."`
@@ -111,6 +110,7 @@ func (c *Cmd) run(log *slog.Logger) error {
 		Installer:       c.Image,
 		FailurePolicy:   c.FailurePolicy,
 		MaxInFlight:     c.MaxInFlight,
+		ClientCAFile:    c.ClientCAFile,
 		Log:             log,
 	}
 	srv, err := Listen(c.Listen, c.TLSCertFile, c.TLSKeyFile, cfg, log)
@@ -119,22 +119,20 @@ func (c *Cmd) run(log *slog.Logger) error {
 	}
 	done := make(chan error, 2)
 	go func() { done <- srv.Serve() }()
-	var metrics *http.Server
+	var metrics *Server
 	if c.MetricsListen != "" {
-		l, err := net.Listen("tcp", c.MetricsListen)
-		if err != nil {
-			return fmt.Errorf("--metrics-listen %s: %w", c.MetricsListen, err)
+		if metrics, err = ListenMetrics(c.MetricsListen, cfg, log); err != nil {
+			return err
 		}
-		metrics = &http.Server{Handler: cfg.Handler(), ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 10 * time.Second}
 		go func() {
-			if err := metrics.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			if err := metrics.Serve(); err != nil {
 				done <- fmt.Errorf("--metrics-listen: %w", err)
 			}
 		}()
-		log.Info("serving metrics", "metricsAddr", l.Addr().String())
+		log.Info("serving metrics", "metricsAddr", metrics.Addr())
 	}
 	log.Info("serving", "addr", srv.Addr(), "version", version.String(), "api_access", api.secrets != nil,
-		"failurePolicy", c.FailurePolicy)
+		"failurePolicy", c.FailurePolicy, "clientCertificates", c.ClientCAFile != "")
 	select {
 	case err := <-done:
 		return err

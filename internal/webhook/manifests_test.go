@@ -10,6 +10,7 @@ import (
 	"github.com/alecthomas/kong"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,7 @@ type shipped struct {
 	deployment *appsv1.Deployment
 	config     *admissionregistrationv1.MutatingWebhookConfiguration
 	pdb        *policyv1.PodDisruptionBudget
+	network    *networkingv1.NetworkPolicy
 	roles      map[string]*rbacv1.ClusterRole
 	bindings   []*rbacv1.ClusterRoleBinding
 }
@@ -48,6 +50,9 @@ func readShipped(t *testing.T) shipped {
 		case "MutatingWebhookConfiguration":
 			s.config = &admissionregistrationv1.MutatingWebhookConfiguration{}
 			into = s.config
+		case "NetworkPolicy":
+			s.network = &networkingv1.NetworkPolicy{}
+			into = s.network
 		case "PodDisruptionBudget":
 			s.pdb = &policyv1.PodDisruptionBudget{}
 			into = s.pdb
@@ -69,8 +74,8 @@ func readShipped(t *testing.T) shipped {
 			s.roles[role.Name] = role
 		}
 	}
-	if s.deployment == nil || s.config == nil || s.pdb == nil {
-		t.Fatal("webhook.yaml lacks the Deployment, the MutatingWebhookConfiguration or the PodDisruptionBudget")
+	if s.deployment == nil || s.config == nil || s.pdb == nil || s.network == nil {
+		t.Fatal("webhook.yaml lacks the Deployment, the MutatingWebhookConfiguration, the PodDisruptionBudget or the NetworkPolicy")
 	}
 	return s
 }
@@ -116,8 +121,8 @@ func TestManifests(t *testing.T) {
 		if w.FailurePolicy == nil || string(*w.FailurePolicy) != cmd.FailurePolicy {
 			t.Errorf("%s: failurePolicy %v, the webhook's is %s: they must agree", w.Name, w.FailurePolicy, cmd.FailurePolicy)
 		}
-		if len(w.MatchConditions) != 1 || w.MatchConditions[0].Expression != "object.spec.containers.size() > 1" {
-			t.Errorf("%s: want only Pods of more than one container: %+v", w.Name, w.MatchConditions)
+		if !slices.Equal(w.MatchConditions, s.config.Webhooks[0].MatchConditions) {
+			t.Errorf("%s: its matchConditions differ from %s's", w.Name, s.config.Webhooks[0].Name)
 		}
 		if w.TimeoutSeconds == nil || time.Duration(*w.TimeoutSeconds)*time.Second < cmd.RegistryTimeout+2*time.Second {
 			t.Errorf("%s: timeoutSeconds leaves no room for --registry-timeout %s", w.Name, cmd.RegistryTimeout)
@@ -132,6 +137,78 @@ func TestManifests(t *testing.T) {
 		if !excluded {
 			t.Errorf("%s: kube-system and %s must be excluded by name", w.Name, s.deployment.Namespace)
 		}
+	}
+}
+
+// TestMatchConditions: the registration's conditions, which the API
+// server evaluates (e2e's TestWebhookSendsOnlyPodsThatCanNeedIt proves
+// them there, case by case), name what inject and Decide name: the label,
+// the owner, the record annotation, the wrappers' paths, the layout's
+// volumes. A rename in inject that the registration missed fails here.
+func TestMatchConditions(t *testing.T) {
+	s := readShipped(t)
+	want := map[string][]string{
+		"job-pod-or-labelled":       {"'Job'", "'batch/v1'", "'" + inject.LabelInject + "'", "'enabled'", "has(object.metadata.ownerReferences)", "has(object.metadata.labels)"},
+		"restart-policy-not-always": {"'Always'", "!has(object.spec.restartPolicy)"},
+		"more-than-one-container":   {"object.spec.containers.size() > 1", "has(object.spec.containers)"},
+		"not-injected-yet":          {"'" + inject.AnnotationInjected + "'", "'" + inject.JobSignalPath + "'", "'" + inject.SidecarWatchPath + "'", "!has(object.metadata.annotations)", "!has(c.command)"},
+		"not-wired-by-hand":         {"'" + inject.AnnotationInjected + "'", "'" + inject.StateVolume + "'", "'" + inject.BinVolume + "'", "!has(object.spec.volumes)"},
+	}
+	got := s.config.Webhooks[0].MatchConditions
+	if len(got) != len(want) {
+		t.Errorf("%d matchConditions, want %d", len(got), len(want))
+	}
+	for _, c := range got {
+		needles, ok := want[c.Name]
+		if !ok {
+			t.Errorf("an unknown matchCondition %s", c.Name)
+		}
+		for _, n := range needles {
+			if !strings.Contains(c.Expression, n) {
+				t.Errorf("%s: %q lacks %s", c.Name, c.Expression, n)
+			}
+		}
+	}
+	opt := s.config.Webhooks[0].ObjectSelector
+	if len(opt.MatchExpressions) != 1 || opt.MatchExpressions[0].Key != inject.LabelInject || opt.MatchExpressions[0].Operator != metav1.LabelSelectorOpNotIn || !slices.Equal(opt.MatchExpressions[0].Values, []string{"disabled"}) {
+		t.Errorf("%s: want Pods labelled %s=disabled left out: %+v", s.config.Webhooks[0].Name, inject.LabelInject, opt)
+	}
+}
+
+// TestNetworkPolicy: the shipped NetworkPolicy selects the webhook's Pods,
+// lets anyone reach the HTTPS port (the API server's address is the
+// cluster's) and the metrics port only from labelled namespaces.
+func TestNetworkPolicy(t *testing.T) {
+	s := readShipped(t)
+	np := s.network
+	pod := s.deployment.Spec.Template
+	if np.Namespace != s.deployment.Namespace || np.Spec.PodSelector.MatchLabels["app"] != pod.Labels["app"] || !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
+		t.Fatalf("the NetworkPolicy does not govern ingress to the webhook's Pods: %+v", np.Spec)
+	}
+	ports := map[string]int32{}
+	for _, p := range pod.Spec.Containers[0].Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	from := map[string]int{}
+	for _, rule := range np.Spec.Ingress {
+		for _, p := range rule.Ports {
+			if p.Port == nil || ports[p.Port.String()] == 0 {
+				t.Errorf("a rule for port %v, which the container does not name", p.Port)
+				continue
+			}
+			from[p.Port.String()] = len(rule.From)
+			for _, peer := range rule.From {
+				if peer.NamespaceSelector == nil || len(peer.NamespaceSelector.MatchLabels) == 0 || peer.IPBlock != nil {
+					t.Errorf("port %s: open to %+v, want labelled namespaces only", p.Port, peer)
+				}
+			}
+		}
+	}
+	if n, ok := from["metrics"]; !ok || n == 0 {
+		t.Errorf("the metrics port is open to all (%v)", from)
+	}
+	if n, ok := from["https"]; !ok || n != 0 {
+		t.Errorf("the HTTPS port is not open to the API server (%v)", from)
 	}
 }
 

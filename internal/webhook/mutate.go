@@ -48,8 +48,13 @@ type Config struct {
 	// MaxInFlight bounds the admission requests answered at once; more get
 	// a quick "busy" answer. 0: defaultMaxInFlight.
 	MaxInFlight int
-	Log         *slog.Logger
-	Metrics     *Metrics // nil: NewMetrics()
+	// ClientCAFile, when set, makes the HTTPS listener (Listen) refuse
+	// every request but /healthz without a client certificate signed by a
+	// CA in this PEM file: only the API server, configured to present one,
+	// may ask for admission.
+	ClientCAFile string
+	Log          *slog.Logger
+	Metrics      *Metrics // nil: NewMetrics()
 
 	once     sync.Once
 	inFlight atomic.Int64
@@ -117,7 +122,7 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("panic while reviewing a Pod", "panic", p, "stack", string(debug.Stack()))
-			resp, o, class = c.answer(req.UID, nil, pod, fail(reasonInternal, true, fmt.Errorf("job-signal-webhook failed: %v", p)), log)
+			resp, o, class = c.answer(req.UID, nil, pod, fail(reasonInternal, fmt.Errorf("job-signal-webhook failed: %v", p)), log)
 		}
 	}()
 	if req.Kind.Kind != "Pod" || req.Kind.Group != "" || req.Operation != admissionv1.Create {
@@ -125,11 +130,15 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	}
 	pod, err := readPod(req.Object.Raw)
 	if err != nil {
-		return c.answer(req.UID, nil, nil, fail(reasonUnreadable, false, fmt.Errorf("cannot read the Pod: %w", err)), log)
+		return c.answer(req.UID, nil, nil, fail(reasonUnreadable, fmt.Errorf("cannot read the Pod: %w", err)), log)
 	}
 	if ok, class, why := Decide(pod); !ok {
 		log.Debug("not injected", "reason", why)
 		return resp, unchanged, class
+	}
+	if !needsJobSignal(pod) { // the rule the registration and the busy path apply
+		log.Debug("not injected", "reason", "one container, or restartPolicy Always: it cannot need job-signal")
+		return resp, unchanged, reasonNothingToDo
 	}
 	log = log.With("pod", cmp.Or(pod.Name, pod.GenerateName+"*"))
 	if inject.HandWired(&pod.Spec, pod.Annotations) {
@@ -162,7 +171,7 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 func (c *Config) answer(uid types.UID, raw []byte, pod *corev1.Pod, err error, log *slog.Logger) (*admissionv1.AdmissionResponse, outcome, string) {
 	f := failureOf(err)
 	reason := oneLine(f.Error(), maxReason)
-	if verdict(pod != nil && needsJobSignal(pod), f.transient, c.FailurePolicy) == denied {
+	if verdict(pod != nil && needsJobSignal(pod), f.temporary(), c.FailurePolicy) == denied {
 		log.Warn("denied for now: the Job controller creates the Pod again", "class", f.class, "reason", reason)
 		code, status := int32(503), metav1.StatusReasonServiceUnavailable
 		if f.class == reasonBusy {

@@ -26,7 +26,7 @@ import (
 func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) (ops []inject.Op, warnings []string, nothing string, err error) {
 	plan, err := inject.Prepare(raw)
 	if err != nil {
-		return nil, nil, "", fail(reasonRefused, false, err)
+		return nil, nil, "", fail(reasonRefused, err)
 	}
 	if why := plan.Nothing(); why != "" {
 		return nil, nil, why, nil
@@ -49,27 +49,27 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 				err = fmt.Errorf("%w (%s)", err, strings.Join(notes, "; "))
 			}
 			if resolve.Transient(err) {
-				return nil, nil, "", fail(reasonRegistry, true, err)
+				return nil, nil, "", fail(reasonRegistry, err)
 			}
-			return nil, nil, "", fail(reasonImage, false, err)
+			return nil, nil, "", fail(reasonImage, err)
 		}
 	}
 	res, err := plan.Inject(images, cmp.Or(c.Installer, version.Image))
 	if err != nil {
-		return nil, nil, "", fail(reasonRefused, false, err)
+		return nil, nil, "", fail(reasonRefused, err)
 	}
 	ops = res.Ops
 	if c.LimitRanges != nil && len(ops) > 0 {
 		ranges, err := c.LimitRanges(namespace)
 		if err != nil {
-			return nil, nil, "", fail(reasonAPI, true, fmt.Errorf("read the LimitRanges of namespace %s: %w", namespace, err))
+			return nil, nil, "", fail(reasonAPI, fmt.Errorf("read the LimitRanges of namespace %s: %w", namespace, err))
 		}
 		if ops, err = fitOps(raw, ops, ranges); err != nil {
-			return nil, nil, "", fail(reasonLimitRange, false, err)
+			return nil, nil, "", fail(reasonLimitRange, err)
 		}
 	}
 	if size := annotationsSize(annotationsAfter(pod.Annotations, ops)); size > totalAnnotationLimit {
-		return nil, nil, "", fail(reasonAnnotations, false, fmt.Errorf("with job-signal's record (%s) the Pod's annotations would take %d bytes, over the API server's limit of %d",
+		return nil, nil, "", fail(reasonAnnotations, fmt.Errorf("with job-signal's record (%s) the Pod's annotations would take %d bytes, over the API server's limit of %d",
 			inject.AnnotationInjected, size, totalAnnotationLimit))
 	}
 	return ops, res.Warnings, "", nil
@@ -189,14 +189,14 @@ func (c *Config) keychain(ctx context.Context, namespace string, pod *corev1.Pod
 		case apierrors.IsForbidden(err):
 			notes = append(notes, fmt.Sprintf("the webhook may not read imagePullSecret %s/%s: enable the namespace with manifests/webhook/enable-namespace.sh %s", namespace, ref.Name, namespace))
 		case err != nil:
-			return nil, nil, fail(reasonAPI, true, fmt.Errorf("read imagePullSecret %s/%s: %w", namespace, ref.Name, err))
+			return nil, nil, fail(reasonAPI, fmt.Errorf("read imagePullSecret %s/%s: %w", namespace, ref.Name, err))
 		default:
 			secrets = append(secrets, *s)
 		}
 	}
 	k, err := resolve.KeychainFromSecrets(secrets)
 	if err != nil {
-		return nil, nil, fail(reasonImage, false, err)
+		return nil, nil, fail(reasonImage, err)
 	}
 	return authn.NewMultiKeychain(k, authn.DefaultKeychain), notes, nil
 }

@@ -39,23 +39,58 @@ const (
 	reasonInternal      = "internal"      // a bug: a panic while reviewing
 )
 
-// failure is why a Pod could not be injected.
-type failure struct {
-	class     string // a reason class
-	transient bool   // trying again soon may well succeed
-	err       error
+// failureClass is one kind of failure, with whether it may pass: one row of policyTable.
+type failureClass struct {
+	Reason    string // the reason class: the metrics' label
+	Temporary bool   // trying again soon may well succeed
+	Cause     string // what happened, for the README's table
 }
 
-func (f *failure) Error() string { return f.err.Error() }
-func (f *failure) Unwrap() error { return f.err }
+// policyTable is the one table of the failures that keep the webhook from
+// injecting a Pod: each class is temporary or lasting, and verdict turns
+// that into denying the Pod for now or admitting it without job-signal.
+// Every path reads it (fail); README's policy table is checked against it.
+var policyTable = []failureClass{
+	{reasonRegistry, true, "a registry does not answer within `--registry-timeout` (5 s), cannot be reached, or answers 429 or 5xx"},
+	{reasonAPI, true, "the API server does not answer when asked for a pull secret or the namespace's LimitRanges"},
+	{reasonBusy, true, "more than `--max-in-flight` (64) requests at once, or a large request that cannot get its share of memory within 2 s"},
+	{reasonInternal, true, "a bug: the webhook panicked while reviewing the Pod"},
+	{reasonRefused, false, "a shape inject refuses (the field is named), a Windows Pod, pod-level requests below what the containers need"},
+	{reasonLimitRange, false, "a LimitRange of the namespace leaves the install container no room"},
+	{reasonAnnotations, false, "with the record, the Pod's annotations would exceed the API server's 256 KiB"},
+	{reasonImage, false, "the registry refuses the image (401/403), does not know it (404), or serves it over a bound or against its digest; a pull secret that is not one"},
+	{reasonUnreadable, false, "the request's object cannot be read as a Pod"},
+	{reasonRequestTooBig, false, "an AdmissionReview over 4 MiB (the API server sends at most 3)"},
+}
+
+// temporary is policyTable's answer for a reason class; a class not in it is
+// lasting (TestPolicyCoversEveryFailure keeps them all in it).
+func temporary(reason string) bool {
+	for _, c := range policyTable {
+		if c.Reason == reason {
+			return c.Temporary
+		}
+	}
+	return false
+}
+
+// failure is why a Pod could not be injected.
+type failure struct {
+	class string // a reason class of Policy
+	err   error
+}
+
+func (f *failure) Error() string   { return f.err.Error() }
+func (f *failure) Unwrap() error   { return f.err }
+func (f *failure) temporary() bool { return temporary(f.class) }
 
 // fail classes err, unless it is a failure already.
-func fail(class string, transient bool, err error) error {
+func fail(class string, err error) error {
 	var f *failure
 	if errors.As(err, &f) {
 		return err
 	}
-	return &failure{class: class, transient: transient, err: err}
+	return &failure{class: class, err: err}
 }
 
 // failureOf is err as a failure; an unclassed error is a lasting refusal.
@@ -95,8 +130,11 @@ func verdict(needsJobSignal, transient bool, policy string) outcome {
 }
 
 // needsJobSignal: a Pod with more than one container does not end by
-// itself when its job does.
-func needsJobSignal(pod *corev1.Pod) bool { return len(pod.Spec.Containers) > 1 }
+// itself when its job does, unless Kubernetes restarts it for ever
+// (restartPolicy Always), which job-signal cannot change.
+func needsJobSignal(pod *corev1.Pod) bool {
+	return len(pod.Spec.Containers) > 1 && pod.Spec.RestartPolicy != corev1.RestartPolicyAlways
+}
 
 // maxReason bounds a reason written into an object (annotation, warning,
 // the message of a denial, which the Job controller copies into an

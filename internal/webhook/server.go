@@ -11,11 +11,23 @@ import (
 	"time"
 )
 
-// Handler serves /mutate, /healthz and /metrics.
+// Handler serves /mutate, /healthz and /metrics: the HTTPS listener's,
+// where only the API server is meant to reach it.
 func (c *Config) Handler() http.Handler {
+	mux := c.observeMux()
+	mux.HandleFunc("POST /mutate", c.serveMutate)
+	return mux
+}
+
+// MetricsHandler serves /metrics and /healthz only: the plain-HTTP
+// listener's, which the Service exposes in the cluster, where anyone may
+// reach it. An admission request there would let any Pod have the webhook
+// read another namespace's pull secrets for it.
+func (c *Config) MetricsHandler() http.Handler { return c.observeMux() }
+
+func (c *Config) observeMux() *http.ServeMux {
 	c.setup()
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /mutate", c.serveMutate)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n")
 	})
@@ -23,16 +35,19 @@ func (c *Config) Handler() http.Handler {
 	return mux
 }
 
-// Server is the webhook's HTTPS server.
+// Server is one of the webhook's listeners: HTTPS for the API server, or
+// plain HTTP for metrics.
 type Server struct {
 	srv      *http.Server
 	listener net.Listener
+	tls      bool
 }
 
-// Listen binds addr and loads the certificate, so that errors come before
-// serving; Serve then serves until Shutdown.
+// Listen binds addr and loads the certificate (and cfg.ClientCAFile's
+// CAs), so that errors come before serving; Serve then serves until
+// Shutdown.
 func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Server, error) {
-	certs, err := newCertReloader(certFile, keyFile, log)
+	certs, err := newServerTLS(certFile, keyFile, cfg.ClientCAFile, log)
 	if err != nil {
 		return nil, err
 	}
@@ -41,12 +56,28 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 		return nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
 	srv := &http.Server{
-		Handler:           cfg.Handler(),
-		TLSConfig:         certs.tlsConfig(),
+		Handler:           certs.requireClient(cfg.Handler(), log),
+		TLSConfig:         certs.config(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      RequestTimeout + 2*time.Second,
 		IdleTimeout:       90 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return &Server{srv: srv, listener: l, tls: true}, nil
+}
+
+// ListenMetrics binds addr for the plain-HTTP listener of metrics and
+// health checks (MetricsHandler: no /mutate).
+func ListenMetrics(addr string, cfg *Config, log *slog.Logger) (*Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-listen %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           cfg.MetricsHandler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout:      10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return &Server{srv: srv, listener: l}, nil
@@ -55,9 +86,14 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.listener.Addr().String() }
 
-// Serve serves HTTPS until Shutdown.
+// Serve serves until Shutdown.
 func (s *Server) Serve() error {
-	err := s.srv.ServeTLS(s.listener, "", "")
+	var err error
+	if s.tls {
+		err = s.srv.ServeTLS(s.listener, "", "")
+	} else {
+		err = s.srv.Serve(s.listener)
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

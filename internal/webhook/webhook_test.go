@@ -95,16 +95,29 @@ func TestMutate(t *testing.T) {
 	}
 
 	// A labelled Pod the transformation refuses is admitted, annotated.
-	bare := jobPod(container("job", "/job"))
+	bare := jobPod(container("job", "/job"), container("proxy", "/proxy"))
 	bare.OwnerReferences = nil
 	bare.Labels = map[string]string{inject.LabelInject: "enabled"}
-	bare.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	bare.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
 	after, resp = s.Review(t, bare)
-	if why := after.Annotations[inject.AnnotationSkipped]; !strings.Contains(why, "restartPolicy") || len(resp.Warnings) == 0 {
+	if why := after.Annotations[inject.AnnotationSkipped]; !strings.Contains(why, "windows") || len(resp.Warnings) == 0 {
 		t.Errorf("skipped %q, warnings %v", why, resp.Warnings)
 	}
 	if len(after.Spec.InitContainers) != 0 || after.Spec.Containers[0].Command[0] != "/job" {
 		t.Errorf("a refused Pod was changed: %+v", after.Spec)
+	}
+
+	// A Pod that cannot need job-signal is left as it is, as the
+	// registration and the busy path leave it: one container, even with a
+	// command, or restartPolicy Always, even labelled enabled.
+	always := jobPod(container("web", "/web"), container("proxy", "/proxy"))
+	always.OwnerReferences = nil
+	always.Labels = map[string]string{inject.LabelInject: "enabled"}
+	always.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	for _, p := range []*corev1.Pod{jobPod(container("job", "/job")), always} {
+		if _, resp := s.Review(t, p); resp.Patch != nil || len(resp.Warnings) > 0 {
+			t.Errorf("%d containers, restartPolicy %s: patch %s, warnings %q", len(p.Spec.Containers), p.Spec.RestartPolicy, resp.Patch, resp.Warnings)
+		}
 	}
 }
 

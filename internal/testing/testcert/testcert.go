@@ -1,5 +1,5 @@
-// Package testcert writes self-signed serving certificates for tests that
-// run a TLS server on 127.0.0.1 (the webhook).
+// Package testcert writes self-signed serving (and client) certificates
+// for tests that run a TLS server on 127.0.0.1 (the webhook).
 package testcert
 
 import (
@@ -21,6 +21,16 @@ import (
 // that sees the new certificate with the old key fails and keeps the
 // previous pair), and returns the certificate, which is its own CA.
 func Write(certFile, keyFile, cn string) (*x509.Certificate, error) {
+	return write(certFile, keyFile, cn, x509.ExtKeyUsageServerAuth)
+}
+
+// WriteClient is Write for a client certificate (its own CA too): put
+// certFile in a server's client CAs and present the pair.
+func WriteClient(certFile, keyFile, cn string) (*x509.Certificate, error) {
+	return write(certFile, keyFile, cn, x509.ExtKeyUsageClientAuth)
+}
+
+func write(certFile, keyFile, cn string, usage x509.ExtKeyUsage) (*x509.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -30,7 +40,7 @@ func Write(certFile, keyFile, cn string) (*x509.Certificate, error) {
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage: []x509.ExtKeyUsage{usage},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {

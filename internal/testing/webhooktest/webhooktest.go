@@ -55,6 +55,32 @@ func Start(t testing.TB, cfg *webhook.Config) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serve(t, srv)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	s.URL = "https://" + srv.Addr()
+	s.Client = &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	return s
+}
+
+// StartMetrics serves cfg's plain-HTTP listener of metrics and health
+// checks (webhook.ListenMetrics) on 127.0.0.1 until the test ends, and
+// returns its URL, http://127.0.0.1:PORT.
+func StartMetrics(t testing.TB, cfg *webhook.Config) string {
+	t.Helper()
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	srv, err := webhook.ListenMetrics("127.0.0.1:0", cfg, cfg.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(t, srv)
+	return "http://" + srv.Addr()
+}
+
+// serve serves srv until the test ends.
+func serve(t testing.TB, srv *webhook.Server) {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve() }()
 	t.Cleanup(func() {
@@ -65,11 +91,6 @@ func Start(t testing.TB, cfg *webhook.Config) *Server {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	s.URL = "https://" + srv.Addr()
-	s.Client = &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	return s
 }
 
 // ReviewOf is the AdmissionReview the API server sends when pod is

@@ -1,0 +1,259 @@
+package webhook
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// maxShort bounds a string the sketch keeps; a longer one is read through
+// and kept as "" (no name or value it looks for is that long).
+const maxShort = 256
+
+// errJSON: the input is not JSON, or ends early.
+var errJSON = errors.New("not a whole JSON document")
+
+// scan reads JSON a token at a time, holding no more than its buffer and
+// one short string. Its first error stops it for good.
+type scan struct {
+	r   *bufio.Reader
+	err error
+}
+
+func (s *scan) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// peek is the next byte after white space, not consumed.
+func (s *scan) peek() byte {
+	for s.err == nil {
+		b, err := s.r.ReadByte()
+		if err != nil {
+			s.fail(errJSON)
+			return 0
+		}
+		switch b {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		s.r.UnreadByte()
+		return b
+	}
+	return 0
+}
+
+func (s *scan) expect(want byte) bool {
+	if s.peek() != want {
+		s.fail(errJSON)
+		return false
+	}
+	s.r.ReadByte()
+	return true
+}
+
+// object reads an object, calling f after each key with the scan at its
+// value, which f must read. null is an empty object.
+func (s *scan) object(f func(key string) error) error {
+	return s.list('{', '}', func() error {
+		key := s.str()
+		if !s.expect(':') {
+			return s.err
+		}
+		return f(key)
+	})
+}
+
+// array reads an array, calling f with the scan at each element, which f
+// must read. null is an empty array.
+func (s *scan) array(f func() error) error { return s.list('[', ']', f) }
+
+// list reads what open and end enclose, item by item, separated by
+// commas; null is an empty one.
+func (s *scan) list(open, end byte, item func() error) error {
+	if s.null() {
+		return s.err
+	}
+	if !s.expect(open) {
+		return s.err
+	}
+	if s.peek() == end {
+		s.r.ReadByte()
+		return s.err
+	}
+	for s.err == nil {
+		if err := item(); err != nil {
+			s.fail(err)
+			break
+		}
+		switch s.peek() {
+		case ',':
+			s.r.ReadByte()
+		case end:
+			s.r.ReadByte()
+			return s.err
+		default:
+			s.fail(errJSON)
+		}
+	}
+	return s.err
+}
+
+// null reads a null if one comes next.
+func (s *scan) null() bool {
+	if s.peek() != 'n' {
+		return false
+	}
+	s.literal()
+	return true
+}
+
+// literal reads a number, true, false or null, without checking it.
+func (s *scan) literal() {
+	for n := 0; s.err == nil; n++ {
+		b, err := s.r.ReadByte()
+		if err != nil {
+			if err == io.EOF && n > 0 {
+				return // a document that is one literal
+			}
+			s.fail(errJSON)
+			return
+		}
+		switch b {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			s.r.UnreadByte()
+			if n == 0 {
+				s.fail(errJSON)
+			}
+			return
+		case '{', '[', '"', ':':
+			s.fail(errJSON)
+			return
+		}
+	}
+}
+
+// skip reads one value of any kind and size, keeping nothing.
+func (s *scan) skip() {
+	depth := 0
+	for s.err == nil {
+		switch s.peek() {
+		case '{', '[':
+			s.r.ReadByte()
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				s.fail(errJSON)
+				return
+			}
+			s.r.ReadByte()
+			depth--
+		case ',', ':':
+			if depth == 0 {
+				s.fail(errJSON)
+				return
+			}
+			s.r.ReadByte()
+		case '"':
+			s.str()
+		default:
+			s.literal()
+		}
+		if depth == 0 {
+			return
+		}
+	}
+}
+
+// str reads a string and returns it decoded, or "" when it is longer than
+// maxShort bytes, or null.
+func (s *scan) str() string {
+	if s.null() || !s.expect('"') {
+		return ""
+	}
+	var out []byte
+	long := false
+	add := func(r rune) {
+		if long {
+			return
+		}
+		out = utf8.AppendRune(out, r)
+		if len(out) > maxShort {
+			long, out = true, nil
+		}
+	}
+	for s.err == nil {
+		b, err := s.r.ReadByte()
+		switch {
+		case err != nil || b < 0x20:
+			s.fail(errJSON)
+		case b == '"':
+			if long {
+				return ""
+			}
+			return string(out)
+		case b == '\\':
+			add(s.escape())
+		case b < utf8.RuneSelf:
+			add(rune(b))
+		default:
+			s.r.UnreadByte()
+			r, _, _ := s.r.ReadRune()
+			add(r)
+		}
+	}
+	return ""
+}
+
+// escape reads what follows a backslash in a string.
+func (s *scan) escape() rune {
+	b, err := s.r.ReadByte()
+	if err != nil {
+		s.fail(errJSON)
+		return utf8.RuneError
+	}
+	switch b {
+	case '"', '\\', '/':
+		return rune(b)
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'u':
+		r := s.hex4()
+		if utf16.IsSurrogate(r) {
+			if next, _ := s.r.Peek(2); string(next) == `\u` {
+				s.r.Discard(2)
+				return utf16.DecodeRune(r, s.hex4())
+			}
+			return utf8.RuneError
+		}
+		return r
+	}
+	s.fail(errJSON)
+	return utf8.RuneError
+}
+
+func (s *scan) hex4() rune {
+	var h [4]byte
+	if _, err := io.ReadFull(s.r, h[:]); err != nil {
+		s.fail(errJSON)
+		return utf8.RuneError
+	}
+	v, err := strconv.ParseUint(string(h[:]), 16, 16)
+	if err != nil {
+		s.fail(errJSON)
+		return utf8.RuneError
+	}
+	return rune(v)
+}
