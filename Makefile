@@ -25,7 +25,7 @@ help:
 	@echo '                 K8S_VERSION=v1.30.14 another pinned version than the newest (e2e/kubernetes/)'
 	@echo 'make bench       latency, start-up, idle cost, sizes; rewrites BENCHMARKS.md (BENCHFLAGS=-only=stop ...)'
 	@echo 'make soak        500 randomized lifecycles with injected faults (SOAK_LIFECYCLES, SOAK_SEED)'
-	@echo 'make image       the image for linux/amd64 and linux/arm64 and a manifest list, with buildah'
+	@echo 'make image       both images (job-signal, job-signal-webhook) for linux/amd64 and linux/arm64, with buildah'
 	@echo 'make clean       remove bin/ and dist/'
 
 # Static, stripped binaries: the same flags the Dockerfile uses. The kubectl
@@ -76,27 +76,35 @@ e2e:
 	E2E_K8S_VERSION='$(K8S_VERSION)' $(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
 	$(GO) test -tags e2e -count=1 -v -timeout 20m ./e2e/registry/
 
-# The image for linux/amd64 and linux/arm64 and a manifest list over both,
-# with buildah (scripts/image.sh; README.md, "Images"). The default works
-# offline: binaries cross-compiled here, the Dockerfile's FROM-scratch
-# prebuilt target per platform. IMAGE_TARGET=release builds the Dockerfile's
-# release target from source instead (needs a registry for its bases).
-# The list stays in buildah's storage as $(IMAGE); IMAGE_ARCHIVE= skips the
-# OCI archive. BUILDAH="buildah --storage-driver vfs" where overlay fails;
-# BUD_FLAGS adds options to buildah bud.
+# Both images, job-signal (Dockerfile) and job-signal-webhook
+# (webhook.Dockerfile), each for linux/amd64 and linux/arm64 with a
+# manifest list over both, with buildah (scripts/image.sh; README.md,
+# "Images"). The default works offline: binaries cross-compiled here, each
+# Dockerfile's FROM-scratch prebuilt target per platform (the webhook's with
+# this machine's CA certificates). IMAGE_TARGET=release builds the
+# Dockerfiles' release targets from source, on distroless, instead (needs a
+# registry for their bases). The lists stay in buildah's storage as
+# $(IMAGE) and $(WEBHOOK_IMAGE); IMAGE_ARCHIVE= skips the OCI archives.
+# IMAGES=job-signal builds one. BUILDAH="buildah --storage-driver vfs"
+# where overlay fails; BUD_FLAGS adds options to buildah bud.
 REPOSITORY    = $(shell sed -n 's/^const Repository = "\(.*\)"$$/\1/p' internal/version/version.go)
 RELEASE       = $(shell sed -n 's/^const Release = "\(.*\)"$$/\1/p' internal/version/version.go)
 IMAGE         ?= $(REPOSITORY):$(RELEASE)
+WEBHOOK_IMAGE ?= $(REPOSITORY)-webhook:$(RELEASE)
+IMAGES        ?= job-signal job-signal-webhook
 REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 PLATFORMS     ?= linux/amd64 linux/arm64
 IMAGE_TARGET  ?= prebuilt
 IMAGE_ARCHIVE ?= dist/job-signal.oci.tar
+# Beside it: dist/job-signal-webhook.oci.tar by default.
+WEBHOOK_IMAGE_ARCHIVE ?= $(patsubst %.oci.tar,%-webhook.oci.tar,$(IMAGE_ARCHIVE))
 IMAGE_WORK    ?= dist/image-context
 BUILDAH       ?= buildah
 BUD_FLAGS     ?=
 
 image:
-	IMAGE='$(IMAGE)' VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' REVISION='$(REVISION)' PLATFORMS='$(PLATFORMS)' \
+	IMAGE='$(IMAGE)' WEBHOOK_IMAGE='$(WEBHOOK_IMAGE)' IMAGES='$(IMAGES)' \
+	WEBHOOK_IMAGE_ARCHIVE='$(WEBHOOK_IMAGE_ARCHIVE)' VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' REVISION='$(REVISION)' PLATFORMS='$(PLATFORMS)' \
 	IMAGE_TARGET='$(IMAGE_TARGET)' IMAGE_ARCHIVE='$(IMAGE_ARCHIVE)' IMAGE_WORK='$(IMAGE_WORK)' \
 	BUILDAH='$(BUILDAH)' BUD_FLAGS='$(BUD_FLAGS)' GO='$(GO)' sh scripts/image.sh
 
