@@ -19,7 +19,7 @@ all: build
 
 help:
 	@echo 'make demo        a job and three sidecars on this machine, with what happens and when'
-	@echo 'make test        vet, unit and CLI tests with the race detector, bounded fuzzing (~5 min cold)'
+	@echo 'make test        vet, unit and CLI tests with the race detector, the chart'"'"'s lint and goldens, bounded fuzzing (~5 min cold)'
 	@echo 'make build       the binaries into bin/: job-signal, sidecar-watch, kubectl-job_signal, job-signal-webhook'
 	@echo 'make e2e         a one-node Kubernetes cluster here, the examples and Job cases through its API (root);'
 	@echo '                 K8S_VERSION=v1.30.14 another pinned version than the newest (e2e/kubernetes/)'
