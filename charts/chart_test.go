@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -96,6 +97,38 @@ func run(t *testing.T, bin string, args ...string) (string, error) {
 // render is helm template of the chart with a values file (and --set
 // pairs), as installed by `helm install job-signal-webhook -n job-signal-system`.
 func render(t *testing.T, values string, set ...string) (string, error) {
+	t.Helper()
+	if len(set) == 0 {
+		renders.Lock()
+		r, ok := renders.m[values]
+		renders.Unlock()
+		if ok {
+			return r.out, r.err
+		}
+	}
+	out, err := renderNow(t, values, set...)
+	if len(set) == 0 {
+		renders.Lock()
+		renders.m[values] = rendered{out, err}
+		renders.Unlock()
+	}
+	return out, err
+}
+
+// renders keeps each value set's rendering for the other tests of the
+// run: helm template is the slow part, and its output for the same input
+// is the same but for generated certificates, which no two tests compare.
+var renders = struct {
+	sync.Mutex
+	m map[string]rendered
+}{m: map[string]rendered{}}
+
+type rendered struct {
+	out string
+	err error
+}
+
+func renderNow(t *testing.T, values string, set ...string) (string, error) {
 	t.Helper()
 	args := []string{"template", release, chartDir, "--namespace", namespace}
 	if values != "" {
