@@ -100,9 +100,10 @@ reinvocationPolicy: IfNeeded
 # Kubernetes restarts such a Pod's containers for ever: nothing to end.
 - name: restart-policy-not-always
   expression: "!has(object.spec.restartPolicy) || object.spec.restartPolicy != 'Always'"
-# A Pod of one container ends by itself.
+# A Pod of one container ends by itself (null: a Pod the API server
+# will refuse anyway, not an error here).
 - name: more-than-one-container
-  expression: "has(object.spec.containers) && object.spec.containers.size() > 1"
+  expression: "has(object.spec.containers) && object.spec.containers != null && object.spec.containers.size() > 1"
 # Injected already (by kubectl job-signal inject, or by this webhook
 # before the API server calls it again): sent only when a container
 # does not run job-signal or sidecar-watch (one a later webhook added,
