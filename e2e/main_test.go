@@ -15,8 +15,15 @@ import (
 	"github.com/job-signal/job-signal/e2e/registry"
 )
 
-// kube is the cluster every test uses: started once by TestMain.
+// kube is the cluster every test uses: started once by TestMain, or the
+// running one E2E_KUBECONFIG names (see e2e/README.md, "Any cluster").
 var kube *cluster.Cluster
+
+// attachTo is the kubeconfig of a running cluster to test instead of
+// building one: E2E_KUBECONFIG (make e2e KUBECONFIG=PATH). KUBECONFIG
+// itself is not read: one set for other work must not change what the
+// suite runs on.
+var attachTo = os.Getenv("E2E_KUBECONFIG")
 
 // keep leaves the cluster (and a failed test's namespace) running after
 // the tests: E2E_KEEP=1.
@@ -56,9 +63,8 @@ func runSuite(m *testing.M) int {
 	// built while the cluster builds and starts, and done before any test
 	// runs (some are timing-sensitive).
 	registryBuilt := make(chan error, 1)
-	go func() { _, err := registry.Binary(); registryBuilt <- err }()
 	go cloudSQLProxyBinary()
-	c, err := cluster.Start(cluster.Config{Keep: keep, Logf: logf, Packages: realSidecarPackages})
+	c, err := setUp(registryBuilt)
 	if err != nil {
 		logf("cluster setup failed: %v", err)
 		return 1
@@ -78,12 +84,28 @@ func runSuite(m *testing.M) int {
 	logf("Kubernetes %s, native sidecars: %v", c.Version(), c.NativeSidecars())
 	logf("cluster up: KUBECONFIG=%s %s/kubectl get nodes", c.Kubeconfig(), c.BinDir())
 	code := m.Run()
-	if keep {
+	if keep && attachTo == "" {
 		logf("E2E_KEEP is set: the cluster keeps running (see e2e/README.md); the next run cleans up.\n"+
 			"  export KUBECONFIG=%s; %s/kubectl get pods -A", c.Kubeconfig(), c.BinDir())
 		return code
 	}
 	return stop(code)
+}
+
+// setUp starts the cluster, with distribution's registry built beside it
+// (the webhook tests serve one on 127.0.0.1), or attaches to the running
+// one E2E_KUBECONFIG names, whose tests serve nothing here.
+func setUp(registryBuilt chan<- error) (*cluster.Cluster, error) {
+	if attachTo == "" {
+		go func() { _, err := registry.Binary(); registryBuilt <- err }()
+		return cluster.Start(cluster.Config{Keep: keep, Logf: logf, Packages: realSidecarPackages})
+	}
+	registryBuilt <- nil
+	if v := os.Getenv("E2E_K8S_VERSION"); v != "" {
+		logf("E2E_K8S_VERSION=%s is not used: the cluster of E2E_KUBECONFIG runs what it runs", v)
+	}
+	return cluster.Attach(cluster.Config{Kubeconfig: attachTo, Registry: os.Getenv("E2E_REGISTRY"),
+		Load: os.Getenv("E2E_LOAD"), Logf: logf, Packages: realSidecarPackages})
 }
 
 // stop tears the cluster down; a teardown that leaves anything fails the run.

@@ -143,7 +143,7 @@ func localize(t *testing.T, spec *corev1.PodSpec) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			list[i].Image, list[i].ImagePullPolicy = img, corev1.PullNever
+			list[i].Image, list[i].ImagePullPolicy = img, kube.PullPolicy()
 		}
 	}
 }

@@ -74,6 +74,7 @@ func (d *logDuration) UnmarshalJSON(b []byte) error {
 // port); it returns once the webhook has said where it listens.
 func startWebhook(t *testing.T, flags ...string) *webhookProcess {
 	t.Helper()
+	requireLoopback(t, "the API server calls the webhook this test serves on 127.0.0.1")
 	dir := t.TempDir()
 	certPEM, keyPEM, err := kube.IssueServingCert("127.0.0.1")
 	if err != nil {
