@@ -46,7 +46,6 @@ func Attach(cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("E2E_KUBECONFIG %s: %w", cfg.Kubeconfig, err)
 	}
 	c.rest.QPS, c.rest.Burst = 50, 100 // as Start's: tests poll and watch a lot
-	c.rest.Timeout = 0                 // watches run long; each call has its context
 	if c.client, err = kubernetes.NewForConfig(c.rest); err != nil {
 		return nil, err
 	}
@@ -70,7 +69,7 @@ func Attach(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c.feat = attachedFeatures(minor, native)
-	if c.binDir, err = findKubectl(p); err != nil {
+	if c.binDir, err = findKubectl(p, minor); err != nil {
 		return nil, err
 	}
 	if err := mkdirs(p.bin, p.logs); err != nil {
@@ -138,20 +137,44 @@ func (c *Cluster) probeNativeSidecars(ctx context.Context) (bool, error) {
 	return rp != nil && *rp == corev1.ContainerRestartPolicyAlways, nil
 }
 
-// findKubectl is the kubectl the tests run on an attached cluster: the
-// one on PATH, else one the suite built for a pinned version.
-func findKubectl(p paths) (string, error) {
+// findKubectl is the kubectl the tests run on an attached cluster of that
+// minor version: the one the suite built for the pinned version nearest to
+// it, else the one on PATH.
+func findKubectl(p paths, minor int) (string, error) {
+	if pinned, err := pinnedVersions(p.repo); err == nil {
+		if v, ok := nearestBuilt(pinned, minor, func(v Version) bool {
+			_, err := os.Stat(filepath.Join(componentsDir(p, v), "kubectl"))
+			return err == nil
+		}); ok {
+			return componentsDir(p, v), nil
+		}
+	}
 	if path, err := exec.LookPath("kubectl"); err == nil {
 		return filepath.Dir(path), nil
 	}
-	if pinned, err := pinnedVersions(p.repo); err == nil {
-		for i := len(pinned) - 1; i >= 0; i-- {
-			dir := componentsDir(p, pinned[i])
-			if _, err := os.Stat(filepath.Join(dir, "kubectl")); err == nil {
-				return dir, nil
-			}
-		}
-	}
 	return "", errors.New("no kubectl: put one on PATH (within one minor version of the cluster), " +
 		"or build the suite's own cluster once, which caches one (make e2e)")
+}
+
+// nearestBuilt is the version, among those built, whose minor is nearest
+// to minor (the newer on a tie).
+func nearestBuilt(pinned []Version, minor int, built func(Version) bool) (Version, bool) {
+	var best Version
+	found := false
+	for _, v := range pinned {
+		if !built(v) {
+			continue
+		}
+		if !found || abs(v.minor-minor) <= abs(best.minor-minor) {
+			best, found = v, true
+		}
+	}
+	return best, found
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

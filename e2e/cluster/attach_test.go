@@ -78,3 +78,26 @@ func TestPushName(t *testing.T) {
 		}
 	}
 }
+
+func TestNearestBuilt(t *testing.T) {
+	pinned := []Version{{Kube: "v1.30.14", minor: 30}, {Kube: "v1.37.2", minor: 37}} // oldest first
+	all := func(Version) bool { return true }
+	only30 := func(v Version) bool { return v.minor == 30 }
+	for _, tc := range []struct {
+		minor int
+		built func(Version) bool
+		want  string
+	}{
+		{37, all, "v1.37.2"},
+		{31, all, "v1.30.14"},
+		{34, all, "v1.37.2"}, // nearer
+		{40, all, "v1.37.2"},
+		{37, only30, "v1.30.14"}, // the only one built
+		{37, func(Version) bool { return false }, ""},
+	} {
+		v, ok := nearestBuilt(pinned, tc.minor, tc.built)
+		if v.Kube != tc.want || ok != (tc.want != "") {
+			t.Errorf("nearestBuilt(minor %d) = %v, %v; want %q", tc.minor, v, ok, tc.want)
+		}
+	}
+}
