@@ -1,0 +1,206 @@
+// Package charts holds the Helm chart of job-signal-webhook and these tests
+// of it: helm lint, and helm template's output for each value set of the
+// chart's ci/ folder against a golden file in testdata/ (go test ./charts
+// -update rewrites them, and manifests/webhook/webhook.yaml, which is the
+// chart rendered for kubectl apply -k). helm is built from its Go module at
+// the version tools/helm/go.mod pins (tools/helmtool), cached.
+package charts_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/job-signal/job-signal/internal/version"
+	"github.com/job-signal/job-signal/tools/helmtool"
+)
+
+var update = flag.Bool("update", false, "rewrite the goldens and manifests/webhook/webhook.yaml from the chart")
+
+const (
+	chartDir  = "job-signal-webhook"
+	release   = "job-signal-webhook"
+	namespace = "job-signal-system"
+	// plainValues renders manifests/webhook/webhook.yaml.
+	plainValues = "ci/kustomize-values.yaml"
+	plainFile   = "../manifests/webhook/webhook.yaml"
+)
+
+// plainHeader starts manifests/webhook/webhook.yaml.
+const plainHeader = `# job-signal-webhook for kubectl apply -k manifests/webhook (see its
+# README.md): the chart charts/job-signal-webhook rendered with its
+# ci/kustomize-values.yaml (certificates from cert-manager, namespaces
+# enabled by label). Do not edit: change the chart, then run
+#   go test ./charts -update
+`
+
+func tools(t *testing.T) helmtool.Tools {
+	t.Helper()
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := helmtool.Build(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl
+}
+
+// run runs a tool with its own empty configuration and cache folders (no
+// repositories, nothing downloaded) and returns its stdout.
+func run(t *testing.T, bin string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config",
+		"HELM_DATA_HOME="+home+"/data", "KUBECONFIG="+home+"/none")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// render is helm template of the chart with a values file (and --set
+// pairs), as installed by `helm install job-signal-webhook -n job-signal-system`.
+func render(t *testing.T, values string, set ...string) (string, error) {
+	t.Helper()
+	args := []string{"template", release, chartDir, "--namespace", namespace}
+	if values != "" {
+		args = append(args, "--values", filepath.Join(chartDir, values))
+	}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	return run(t, tools(t).Helm, args...)
+}
+
+// valueSets are the chart's ci/*-values.yaml files.
+func valueSets(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(chartDir, "ci", "*-values.yaml"))
+	if err != nil || len(files) < 4 {
+		t.Fatalf("value sets in %s/ci: %v %v", chartDir, files, err)
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, filepath.Join("ci", filepath.Base(f)))
+	}
+	return out
+}
+
+func TestLint(t *testing.T) {
+	for _, values := range valueSets(t) {
+		out, err := run(t, tools(t).Helm, "lint", "--strict", chartDir, "--namespace", namespace,
+			"--values", filepath.Join(chartDir, values))
+		if err != nil {
+			t.Errorf("%s: %v\n%s", values, err, out)
+		}
+	}
+}
+
+// generated matches what helm generates anew on every helm template: the
+// base64 PEM of the certificate, its key and its CA.
+var generated = regexp.MustCompile(`(?m)^  (tls\.crt|tls\.key|ca\.crt): (\S+)$`)
+
+// normalize replaces the generated certificates by placeholders, in the
+// Secret and wherever the CA appears again (each webhook's caBundle).
+func normalize(out string) string {
+	for _, m := range generated.FindAllStringSubmatch(out, -1) {
+		out = strings.ReplaceAll(out, m[2], "GENERATED-"+strings.ToUpper(strings.ReplaceAll(m[1], ".", "-")))
+	}
+	return out
+}
+
+// TestGoldens: helm template's output for each value set is its golden
+// file; the kustomize value set's is manifests/webhook/webhook.yaml.
+func TestGoldens(t *testing.T) {
+	for _, values := range valueSets(t) {
+		out, err := render(t, values)
+		if err != nil {
+			t.Errorf("%s: %v", values, err)
+			continue
+		}
+		golden := filepath.Join("testdata", strings.TrimSuffix(filepath.Base(values), "-values.yaml")+".yaml")
+		got := normalize(out)
+		if values == plainValues {
+			golden, got = plainFile, plainHeader+out
+		}
+		compareGolden(t, golden, got)
+	}
+}
+
+func compareGolden(t *testing.T, golden, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./charts -update writes it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from what the chart renders now: review and run go test ./charts -update\n%s", golden, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff shows the first lines that differ, enough to see what changed.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n  golden: %q\n  now:    %q", i+1, wl, gl)
+		}
+	}
+	return ""
+}
+
+// TestChartVersion: the chart releases with the project, and installs the
+// webhook's released image (internal/version).
+func TestChartVersion(t *testing.T) {
+	var chart struct {
+		Version    string `json:"version"`
+		AppVersion string `json:"appVersion"`
+	}
+	var values struct {
+		Image struct {
+			Repository string `json:"repository"`
+			Tag        string `json:"tag"`
+		} `json:"image"`
+	}
+	for file, into := range map[string]any{"Chart.yaml": &chart, "values.yaml": &values} {
+		data, err := os.ReadFile(filepath.Join(chartDir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(data, into); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+	}
+	if chart.AppVersion != version.Release || "v"+chart.Version != version.Release {
+		t.Errorf("Chart.yaml: version %s, appVersion %s; want %s (internal/version.Release), without and with its v", chart.Version, chart.AppVersion, version.Release)
+	}
+	if image := values.Image.Repository + ":" + chart.AppVersion; values.Image.Tag != "" || image != version.WebhookImage {
+		t.Errorf("values.yaml installs %s (tag %q), want %s", image, values.Image.Tag, version.WebhookImage)
+	}
+}

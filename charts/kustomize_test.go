@@ -1,0 +1,44 @@
+package charts_test
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestKustomize: the plain path, kubectl apply -k, builds as kustomize
+// builds it (kustomize's own library, tools/helm/kustomize), into the
+// objects of the chart, held to the same checks; its outputs are goldens
+// too. availability-first turns every webhook and the webhook's own
+// policy to Ignore.
+func TestKustomize(t *testing.T) {
+	for _, tc := range []struct {
+		dir, golden string
+		secrets     []string
+		policy      string
+	}{
+		{"../manifests/webhook", "kustomize-base.yaml", nil, "Fail"},
+		{"../manifests/kustomize/webhook-example", "kustomize-example.yaml", []string{"batch"}, "Fail"},
+		{"testdata/availability-first", "kustomize-availability-first.yaml", nil, "Ignore"},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			out, err := run(t, tools(t).Kustomize, tc.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareGolden(t, filepath.Join("testdata", tc.golden), out)
+			o := decode(t, out)
+			check(t, o, tc.secrets)
+			if len(o.config.Webhooks) < 2 {
+				t.Errorf("%d webhooks, want the chart's", len(o.config.Webhooks))
+			}
+			for _, w := range o.config.Webhooks {
+				if string(*w.FailurePolicy) != tc.policy {
+					t.Errorf("%s: failurePolicy %s, want %s", w.Name, *w.FailurePolicy, tc.policy)
+				}
+				if w.ClientConfig.Service == nil {
+					t.Errorf("%s: the patch lost its clientConfig", w.Name)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,315 @@
+package charts_test
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alecthomas/kong"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/job-signal/job-signal/internal/webhook"
+)
+
+// objects are the rendered objects the API server would be given, decoded
+// strictly (a misspelt field fails), by kind.
+type objects struct {
+	deployment   *appsv1.Deployment
+	config       *admissionregistrationv1.MutatingWebhookConfiguration
+	service      *corev1.Service
+	pdb          *policyv1.PodDisruptionBudget
+	netpol       *networkingv1.NetworkPolicy
+	secrets      []*corev1.Secret
+	roleBindings []*rbacv1.RoleBinding
+	clusterRoles map[string]*rbacv1.ClusterRole
+	other        map[string][]map[string]any // kinds of other APIs (cert-manager, the Prometheus Operator), by kind
+}
+
+func decode(t *testing.T, out string) objects {
+	t.Helper()
+	o := objects{clusterRoles: map[string]*rbacv1.ClusterRole{}, other: map[string][]map[string]any{}}
+	for _, doc := range strings.Split("\n"+out, "\n---\n") {
+		var meta struct {
+			Kind       string
+			APIVersion string `json:"apiVersion"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			t.Fatalf("%v\n%s", err, doc)
+		}
+		var into any
+		switch meta.Kind {
+		case "":
+			continue // comments only
+		case "Deployment":
+			o.deployment = &appsv1.Deployment{}
+			into = o.deployment
+		case "MutatingWebhookConfiguration":
+			o.config = &admissionregistrationv1.MutatingWebhookConfiguration{}
+			into = o.config
+		case "Service":
+			o.service = &corev1.Service{}
+			into = o.service
+		case "PodDisruptionBudget":
+			o.pdb = &policyv1.PodDisruptionBudget{}
+			into = o.pdb
+		case "NetworkPolicy":
+			o.netpol = &networkingv1.NetworkPolicy{}
+			into = o.netpol
+		case "Secret":
+			s := &corev1.Secret{}
+			o.secrets = append(o.secrets, s)
+			into = s
+		case "RoleBinding":
+			b := &rbacv1.RoleBinding{}
+			o.roleBindings = append(o.roleBindings, b)
+			into = b
+		case "ClusterRole":
+			into = &rbacv1.ClusterRole{}
+		case "ServiceAccount":
+			into = &corev1.ServiceAccount{}
+		case "ClusterRoleBinding":
+			into = &rbacv1.ClusterRoleBinding{}
+		case "Namespace":
+			into = &corev1.Namespace{}
+		default:
+			if !strings.HasPrefix(meta.APIVersion, "cert-manager.io/") && !strings.HasPrefix(meta.APIVersion, "monitoring.coreos.com/") {
+				t.Fatalf("unexpected %s %s", meta.APIVersion, meta.Kind)
+			}
+			var m map[string]any
+			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+				t.Fatal(err)
+			}
+			o.other[meta.Kind] = append(o.other[meta.Kind], m)
+			continue
+		}
+		if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
+			t.Fatalf("%s: %v", meta.Kind, err)
+		}
+		if r, ok := into.(*rbacv1.ClusterRole); ok {
+			o.clusterRoles[r.Name] = r
+		}
+	}
+	if o.deployment == nil || o.config == nil || o.service == nil {
+		t.Fatal("no Deployment, MutatingWebhookConfiguration or Service rendered")
+	}
+	return o
+}
+
+// check holds the rendered objects to what the webhook and the API server
+// need of them, whatever the values: the Deployment's args and environment
+// parse as the webhook's command line and agree with the configuration's
+// failurePolicy and timeoutSeconds; every webhook leaves kube-system and
+// its own namespace alone; the selectors select the webhook's Pods; the
+// Secrets role is bound in exactly the namespaces given.
+func check(t *testing.T, o objects, secretNamespaces []string) {
+	t.Helper()
+	pod := o.deployment.Spec.Template
+	if pod.Labels["job-signal.dev/inject"] != "disabled" {
+		t.Error("the webhook's own Pods must be labelled job-signal.dev/inject=disabled")
+	}
+	cmd := parseArgs(t, pod.Spec.Containers[0])
+	podLabels := labels.Set(pod.Labels)
+	matches := func(what string, sel *metav1.LabelSelector) {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		if err != nil || s.Empty() || !s.Matches(podLabels) {
+			t.Errorf("%s does not select the webhook's Pods: %v %v", what, sel, err)
+		}
+	}
+	matches("the Deployment", o.deployment.Spec.Selector)
+	matches("the Service", &metav1.LabelSelector{MatchLabels: o.service.Spec.Selector})
+	if o.pdb != nil {
+		matches("the PodDisruptionBudget", o.pdb.Spec.Selector)
+	}
+	if o.netpol != nil {
+		matches("the NetworkPolicy", &o.netpol.Spec.PodSelector)
+		checkNetworkPolicy(t, o.netpol, pod.Spec.Containers[0])
+	}
+	ns := o.deployment.Namespace
+	for _, w := range o.config.Webhooks {
+		if w.FailurePolicy == nil || string(*w.FailurePolicy) != cmd.FailurePolicy {
+			t.Errorf("%s: failurePolicy %v, the webhook's is %s: they must agree", w.Name, w.FailurePolicy, cmd.FailurePolicy)
+		}
+		if w.TimeoutSeconds == nil || time.Duration(*w.TimeoutSeconds)*time.Second < cmd.RegistryTimeout+2*time.Second {
+			t.Errorf("%s: timeoutSeconds %v leaves no room for --registry-timeout %s", w.Name, w.TimeoutSeconds, cmd.RegistryTimeout)
+		}
+		excluded := slices.ContainsFunc(w.NamespaceSelector.MatchExpressions, func(e metav1.LabelSelectorRequirement) bool {
+			return e.Key == "kubernetes.io/metadata.name" && e.Operator == metav1.LabelSelectorOpNotIn &&
+				slices.Contains(e.Values, "kube-system") && slices.Contains(e.Values, ns)
+		})
+		if !excluded {
+			t.Errorf("%s: kube-system and %s must be excluded by name", w.Name, ns)
+		}
+		if s := w.ClientConfig.Service; s != nil && (s.Name != o.service.Name || s.Namespace != ns || *s.Path != "/mutate") {
+			t.Errorf("%s: calls %s/%s%s, not the chart's Service's /mutate", w.Name, s.Namespace, s.Name, *s.Path)
+		}
+	}
+	var bound []string
+	for _, b := range o.roleBindings {
+		bound = append(bound, b.Namespace)
+		role := o.clusterRoles[b.RoleRef.Name]
+		if role == nil || len(role.Rules) != 1 || !slices.Equal(role.Rules[0].Resources, []string{"secrets"}) || !slices.Equal(role.Rules[0].Verbs, []string{"get"}) {
+			t.Errorf("RoleBinding in %s binds %s, want the role that may get secrets only", b.Namespace, b.RoleRef.Name)
+		}
+		if len(b.Subjects) != 1 || b.Subjects[0].Name != pod.Spec.ServiceAccountName || b.Subjects[0].Namespace != ns {
+			t.Errorf("RoleBinding in %s: subjects %+v, want the webhook's ServiceAccount", b.Namespace, b.Subjects)
+		}
+	}
+	slices.Sort(bound)
+	if !slices.Equal(bound, secretNamespaces) {
+		t.Errorf("the webhook may read Secrets in %v, want %v", bound, secretNamespaces)
+	}
+}
+
+// parseArgs parses the container's args with its environment, as the
+// webhook does.
+func parseArgs(t *testing.T, c corev1.Container) webhook.Cmd {
+	t.Helper()
+	for _, e := range c.Env {
+		t.Setenv(e.Name, e.Value)
+	}
+	var cmd webhook.Cmd
+	parser, err := kong.New(&cmd, kong.Vars{"image": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parser.Parse(c.Args); err != nil {
+		t.Fatalf("the Deployment's args do not parse as the webhook's: %v (%q)", err, c.Args)
+	}
+	return cmd
+}
+
+// checkNetworkPolicy: the HTTPS port is open to all (the API server), the
+// metrics port only to the peers given, and the names are the container's.
+func checkNetworkPolicy(t *testing.T, np *networkingv1.NetworkPolicy, c corev1.Container) {
+	t.Helper()
+	ports := map[string]bool{}
+	for _, p := range c.Ports {
+		ports[p.Name] = true
+	}
+	for _, rule := range np.Spec.Ingress {
+		for _, p := range rule.Ports {
+			if p.Port == nil || !ports[p.Port.StrVal] {
+				t.Errorf("the NetworkPolicy opens port %v, which the container does not name", p.Port)
+				continue
+			}
+			if p.Port.StrVal == "metrics" && len(rule.From) == 0 {
+				t.Error("the NetworkPolicy opens the metrics port to everyone")
+			}
+			if p.Port.StrVal == "https" && len(rule.From) != 0 {
+				t.Error("the NetworkPolicy limits the HTTPS port: the API server may come from any address")
+			}
+		}
+	}
+}
+
+// TestObjects renders the value sets and holds each to check.
+func TestObjects(t *testing.T) {
+	for _, tc := range []struct {
+		values  string
+		secrets []string // namespaces where the webhook may read Secrets
+		hooks   []string // the configuration's webhooks
+	}{
+		{"ci/defaults-values.yaml", nil, []string{"namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"}},
+		{"ci/namespaces-values.yaml", []string{"batch", "etl", "reports"},
+			[]string{"listed-namespaces.inject.job-signal.dev", "namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"}},
+		{"ci/cert-manager-values.yaml", []string{"batch"},
+			[]string{"listed-namespaces.inject.job-signal.dev", "namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"}},
+		{"ci/secret-values.yaml", nil, []string{"pods.inject.job-signal.dev"}},
+		{plainValues, nil, []string{"namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"}},
+	} {
+		t.Run(tc.values, func(t *testing.T) {
+			out, err := render(t, tc.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := decode(t, out)
+			check(t, o, tc.secrets)
+			var hooks []string
+			for _, w := range o.config.Webhooks {
+				hooks = append(hooks, w.Name)
+			}
+			if !slices.Equal(hooks, tc.hooks) {
+				t.Errorf("webhooks %v, want %v", hooks, tc.hooks)
+			}
+		})
+	}
+}
+
+// TestGeneratedCertificate: with certificates.source=generate (the
+// default), the Secret the Deployment mounts holds a certificate for the
+// Service's names, signed by the CA that every webhook's caBundle holds.
+func TestGeneratedCertificate(t *testing.T) {
+	out, err := render(t, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := decode(t, out)
+	var tls *corev1.Secret
+	for _, s := range o.secrets {
+		if s.Name == o.deployment.Spec.Template.Spec.Volumes[0].Secret.SecretName {
+			tls = s
+		}
+	}
+	if tls == nil || tls.Type != corev1.SecretTypeTLS {
+		t.Fatalf("no kubernetes.io/tls Secret for the Deployment's volume: %v", o.secrets)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(tls.Data["ca.crt"]) {
+		t.Fatal("ca.crt holds no certificate")
+	}
+	block, _ := pem.Decode(tls.Data["tls.crt"])
+	if block == nil {
+		t.Fatal("tls.crt holds no PEM")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{release + "." + namespace + ".svc", release + "." + namespace + ".svc.cluster.local"} {
+		if _, err := cert.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			t.Errorf("the serving certificate for %s: %v", name, err)
+		}
+	}
+	if cert.NotAfter.Before(time.Now().Add(5 * 365 * 24 * time.Hour)) {
+		t.Errorf("the certificate expires %s, sooner than certificates.generate.validityDays says", cert.NotAfter)
+	}
+	for _, w := range o.config.Webhooks {
+		if string(w.ClientConfig.CABundle) != string(tls.Data["ca.crt"]) {
+			t.Errorf("%s: caBundle is not the Secret's ca.crt", w.Name)
+		}
+	}
+}
+
+// TestValueErrors: values that cannot work are refused when rendering,
+// naming the value and the fix.
+func TestValueErrors(t *testing.T) {
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"failurePolicy=fail"}, "failurePolicy"},
+		{[]string{"namespaces={kube-system}"}, "namespaces: kube-system is never sent"},
+		{[]string{"namespaces={" + namespace + "}"}, "namespaces: " + namespace + " is never sent"},
+		{[]string{"namespaces={Batch}"}, "namespaces"},
+		{[]string{"certificates.source=secret"}, "set certificates.caBundle"},
+		{[]string{"clientAuth.enabled=true"}, "set clientAuth.caSecret or clientAuth.caConfigMap"},
+		{[]string{"timeoutSeconds=60"}, "timeoutSeconds"},
+		{[]string{"registryTimeout=5"}, "registryTimeout"},
+	} {
+		_, err := render(t, "", tc.set...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--set %v: %v, want an error naming %q", tc.set, err, tc.want)
+		}
+	}
+}
