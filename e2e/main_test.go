@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/job-signal/job-signal/e2e/cluster"
 	"github.com/job-signal/job-signal/e2e/registry"
+	"github.com/job-signal/job-signal/tools/helmtool"
 )
 
 // kube is the cluster every test uses: started once by TestMain, or the
@@ -59,12 +61,12 @@ func runSuite(m *testing.M) int {
 		os.Exit(130)
 	}()
 
-	// The webhook tests' registry and the Cloud SQL Auth Proxy: when cold,
+	// The webhook tests' registry and helm, and the Cloud SQL Auth Proxy: when cold,
 	// built while the cluster builds and starts, and done before any test
 	// runs (some are timing-sensitive).
-	registryBuilt := make(chan error, 1)
+	toolsBuilt := make(chan error, 1)
 	go cloudSQLProxyBinary()
-	c, err := setUp(registryBuilt)
+	c, err := setUp(toolsBuilt)
 	if err != nil {
 		logf("cluster setup failed: %v", err)
 		return 1
@@ -76,8 +78,8 @@ func runSuite(m *testing.M) int {
 		logf("building the product's images: %v", err)
 		return stop(1)
 	}
-	if err := <-registryBuilt; err != nil {
-		logf("building the registry: %v", err)
+	if err := <-toolsBuilt; err != nil {
+		logf("building the registry or helm: %v", err)
 		return stop(1)
 	}
 	logf("E2E_TIMING phase=product-images seconds=%.1f", time.Since(start).Seconds())
@@ -92,20 +94,29 @@ func runSuite(m *testing.M) int {
 	return stop(code)
 }
 
-// setUp starts the cluster, with distribution's registry built beside it
-// (the webhook tests serve one on 127.0.0.1), or attaches to the running
-// one E2E_KUBECONFIG names, whose tests serve nothing here.
-func setUp(registryBuilt chan<- error) (*cluster.Cluster, error) {
+// setUp starts the cluster, with what the webhook tests use built beside
+// it (distribution's registry, which they serve on 127.0.0.1, and helm,
+// which renders the webhook's chart), or attaches to the running one
+// E2E_KUBECONFIG names, where those tests skip.
+func setUp(toolsBuilt chan<- error) (*cluster.Cluster, error) {
 	if attachTo == "" {
-		go func() { _, err := registry.Binary(); registryBuilt <- err }()
+		go func() { toolsBuilt <- buildWebhookTools() }()
 		return cluster.Start(cluster.Config{Keep: keep, Logf: logf, Packages: realSidecarPackages})
 	}
-	registryBuilt <- nil
+	toolsBuilt <- nil
 	if v := os.Getenv("E2E_K8S_VERSION"); v != "" {
 		logf("E2E_K8S_VERSION=%s is not used: the cluster of E2E_KUBECONFIG runs what it runs", v)
 	}
 	return cluster.Attach(cluster.Config{Kubeconfig: attachTo, Registry: os.Getenv("E2E_REGISTRY"),
 		Load: os.Getenv("E2E_LOAD"), Logf: logf, Packages: realSidecarPackages})
+}
+
+func buildWebhookTools() error {
+	if _, err := registry.Binary(); err != nil {
+		return err
+	}
+	_, err := helmtool.Build(filepath.Dir(mustGetwd()))
+	return err
 }
 
 // stop tears the cluster down; a teardown that leaves anything fails the run.
