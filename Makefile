@@ -13,20 +13,20 @@ K8S_VERSION ?=
 
 export CGO_ENABLED := 0
 
-.PHONY: all help build demo test vet unit fuzz e2e bench soak image image-name clean
+.PHONY: all help build demo test vet unit tools fuzz e2e bench soak image image-name clean
 
 all: build
 
 help:
 	@echo 'make demo        a job and three sidecars on this machine, with what happens and when'
-	@echo 'make test        vet, unit and CLI tests with the race detector, bounded fuzzing (~5 min cold)'
+	@echo 'make test        vet, unit and CLI tests with the race detector, the chart'"'"'s lint and goldens, bounded fuzzing (~5 min cold)'
 	@echo 'make build       the binaries into bin/: job-signal, sidecar-watch, kubectl-job_signal, job-signal-webhook'
 	@echo 'make e2e         a one-node Kubernetes cluster here, the examples and Job cases through its API (root);'
 	@echo '                 K8S_VERSION=v1.30.14 another pinned version than the newest (e2e/kubernetes/)'
 	@echo '                 KUBECONFIG=PATH E2E_REGISTRY=... or E2E_LOAD=... a running cluster instead'
 	@echo 'make bench       latency, start-up, idle cost, sizes; rewrites BENCHMARKS.md (BENCHFLAGS=-only=stop ...)'
 	@echo 'make soak        500 randomized lifecycles with injected faults (SOAK_LIFECYCLES, SOAK_SEED)'
-	@echo 'make image       the image for linux/amd64 and linux/arm64 and a manifest list, with buildah'
+	@echo 'make image       both images (job-signal, job-signal-webhook) for linux/amd64 and linux/arm64, with buildah'
 	@echo 'make clean       remove bin/ and dist/'
 
 # Static, stripped binaries: the same flags the Dockerfile uses. The kubectl
@@ -49,8 +49,15 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 
+# helm and a kustomize renderer for the chart's tests (go test ./charts),
+# built once from the module tools/helm pins into ~/.cache/job-signal-tools
+# (minutes cold, a second warm), before the tests so that go test's timeout
+# does not time the first build.
+tools:
+	$(GO) run ./tools/helmtool/cmd/helmtool >/dev/null
+
 # The race detector needs cgo.
-unit:
+unit: tools
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 # Every Fuzz* target of every package, each for $(FUZZTIME) (the seed
@@ -81,27 +88,35 @@ e2e:
 		$(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
 	$(GO) test -tags e2e -count=1 -v -timeout 20m ./e2e/registry/
 
-# The image for linux/amd64 and linux/arm64 and a manifest list over both,
-# with buildah (scripts/image.sh; README.md, "Images"). The default works
-# offline: binaries cross-compiled here, the Dockerfile's FROM-scratch
-# prebuilt target per platform. IMAGE_TARGET=release builds the Dockerfile's
-# release target from source instead (needs a registry for its bases).
-# The list stays in buildah's storage as $(IMAGE); IMAGE_ARCHIVE= skips the
-# OCI archive. BUILDAH="buildah --storage-driver vfs" where overlay fails;
-# BUD_FLAGS adds options to buildah bud.
+# Both images, job-signal (Dockerfile) and job-signal-webhook
+# (webhook.Dockerfile), each for linux/amd64 and linux/arm64 with a
+# manifest list over both, with buildah (scripts/image.sh; README.md,
+# "Images"). The default works offline: binaries cross-compiled here, each
+# Dockerfile's FROM-scratch prebuilt target per platform (the webhook's with
+# this machine's CA certificates). IMAGE_TARGET=release builds the
+# Dockerfiles' release targets from source, on distroless, instead (needs a
+# registry for their bases). The lists stay in buildah's storage as
+# $(IMAGE) and $(WEBHOOK_IMAGE); IMAGE_ARCHIVE= skips the OCI archives.
+# IMAGES=job-signal builds one. BUILDAH="buildah --storage-driver vfs"
+# where overlay fails; BUD_FLAGS adds options to buildah bud.
 REPOSITORY    = $(shell sed -n 's/^const Repository = "\(.*\)"$$/\1/p' internal/version/version.go)
 RELEASE       = $(shell sed -n 's/^const Release = "\(.*\)"$$/\1/p' internal/version/version.go)
 IMAGE         ?= $(REPOSITORY):$(RELEASE)
+WEBHOOK_IMAGE ?= $(REPOSITORY)-webhook:$(RELEASE)
+IMAGES        ?= job-signal job-signal-webhook
 REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 PLATFORMS     ?= linux/amd64 linux/arm64
 IMAGE_TARGET  ?= prebuilt
 IMAGE_ARCHIVE ?= dist/job-signal.oci.tar
+# Beside it: dist/job-signal-webhook.oci.tar by default.
+WEBHOOK_IMAGE_ARCHIVE ?= $(patsubst %.oci.tar,%-webhook.oci.tar,$(IMAGE_ARCHIVE))
 IMAGE_WORK    ?= dist/image-context
 BUILDAH       ?= buildah
 BUD_FLAGS     ?=
 
 image:
-	IMAGE='$(IMAGE)' VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' REVISION='$(REVISION)' PLATFORMS='$(PLATFORMS)' \
+	IMAGE='$(IMAGE)' WEBHOOK_IMAGE='$(WEBHOOK_IMAGE)' IMAGES='$(IMAGES)' \
+	WEBHOOK_IMAGE_ARCHIVE='$(WEBHOOK_IMAGE_ARCHIVE)' VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' REVISION='$(REVISION)' PLATFORMS='$(PLATFORMS)' \
 	IMAGE_TARGET='$(IMAGE_TARGET)' IMAGE_ARCHIVE='$(IMAGE_ARCHIVE)' IMAGE_WORK='$(IMAGE_WORK)' \
 	BUILDAH='$(BUILDAH)' BUD_FLAGS='$(BUD_FLAGS)' GO='$(GO)' sh scripts/image.sh
 

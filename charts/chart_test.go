@@ -29,18 +29,40 @@ const (
 	chartDir  = "job-signal-webhook"
 	release   = "job-signal-webhook"
 	namespace = "job-signal-system"
-	// plainValues renders manifests/webhook/webhook.yaml.
+	// plainValues renders manifests/webhook/webhook.yaml and cert-manager.yaml.
 	plainValues = "ci/kustomize-values.yaml"
-	plainFile   = "../manifests/webhook/webhook.yaml"
 )
 
-// plainHeader starts manifests/webhook/webhook.yaml.
-const plainHeader = `# job-signal-webhook for kubectl apply -k manifests/webhook (see its
-# README.md): the chart charts/job-signal-webhook rendered with its
+// plainHeader starts each file of manifests/webhook that the chart renders.
+const plainHeader = `# %s, for kubectl apply -k manifests/webhook
+# (README.md there): the chart charts/job-signal-webhook rendered with its
 # ci/kustomize-values.yaml (certificates from cert-manager, namespaces
 # enabled by label). Do not edit: change the chart, then run
 #   go test ./charts -update
 `
+
+// plainFiles splits the chart's plain rendering into the files of
+// manifests/webhook: the cert-manager objects apart, so that webhook.yaml
+// holds only kinds every Kubernetes client knows.
+func plainFiles(out string) map[string]string {
+	files := map[string][]string{}
+	for _, doc := range strings.Split(strings.TrimPrefix(out, "---\n"), "\n---\n") {
+		file := "../manifests/webhook/webhook.yaml"
+		if strings.HasPrefix(doc, "# Source: "+chartDir+"/templates/certificate.yaml\n") {
+			file = "../manifests/webhook/cert-manager.yaml"
+		}
+		files[file] = append(files[file], strings.TrimSuffix(doc, "\n"))
+	}
+	what := map[string]string{
+		"../manifests/webhook/webhook.yaml":      "job-signal-webhook (cert-manager.yaml: its certificate)",
+		"../manifests/webhook/cert-manager.yaml": "The serving certificate of webhook.yaml, from cert-manager",
+	}
+	out2 := map[string]string{}
+	for file, docs := range files {
+		out2[file] = fmt.Sprintf(plainHeader, what[file]) + strings.Join(docs, "\n---\n") + "\n"
+	}
+	return out2
+}
 
 func tools(t *testing.T) helmtool.Tools {
 	t.Helper()
@@ -123,7 +145,8 @@ func normalize(out string) string {
 }
 
 // TestGoldens: helm template's output for each value set is its golden
-// file; the kustomize value set's is manifests/webhook/webhook.yaml.
+// file; the kustomize value set's are manifests/webhook/webhook.yaml and
+// cert-manager.yaml.
 func TestGoldens(t *testing.T) {
 	for _, values := range valueSets(t) {
 		out, err := render(t, values)
@@ -131,12 +154,18 @@ func TestGoldens(t *testing.T) {
 			t.Errorf("%s: %v", values, err)
 			continue
 		}
-		golden := filepath.Join("testdata", strings.TrimSuffix(filepath.Base(values), "-values.yaml")+".yaml")
-		got := normalize(out)
 		if values == plainValues {
-			golden, got = plainFile, plainHeader+out
+			files := plainFiles(out)
+			if len(files) != 2 {
+				t.Errorf("%s: rendered into %d files, want webhook.yaml and cert-manager.yaml", values, len(files))
+			}
+			for file, text := range files {
+				compareGolden(t, file, text)
+			}
+			continue
 		}
-		compareGolden(t, golden, got)
+		golden := filepath.Join("testdata", strings.TrimSuffix(filepath.Base(values), "-values.yaml")+".yaml")
+		compareGolden(t, golden, normalize(out))
 	}
 }
 

@@ -216,17 +216,21 @@ func checkNetworkPolicy(t *testing.T, np *networkingv1.NetworkPolicy, c corev1.C
 // TestObjects renders the value sets and holds each to check.
 func TestObjects(t *testing.T) {
 	for _, tc := range []struct {
-		values  string
-		secrets []string // namespaces where the webhook may read Secrets
-		hooks   []string // the configuration's webhooks
+		values   string
+		secrets  []string // namespaces where the webhook may read Secrets
+		hooks    []string // the configuration's webhooks
+		listed   []string // the value namespaces
+		labelled bool     // the value labelledNamespaces
 	}{
-		{"ci/defaults-values.yaml", nil, []string{"namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"}},
+		{"ci/defaults-values.yaml", nil, []string{"namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"}, nil, true},
 		{"ci/namespaces-values.yaml", []string{"batch", "etl", "reports"},
-			[]string{"listed-namespaces.inject.job-signal.dev", "namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"}},
+			[]string{"listed-namespaces.inject.job-signal.dev", "namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"},
+			[]string{"batch", "etl"}, true},
 		{"ci/cert-manager-values.yaml", []string{"batch"},
-			[]string{"listed-namespaces.inject.job-signal.dev", "namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"}},
-		{"ci/secret-values.yaml", nil, []string{"pods.inject.job-signal.dev"}},
-		{plainValues, nil, []string{"namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"}},
+			[]string{"listed-namespaces.inject.job-signal.dev", "namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"},
+			[]string{"batch"}, true},
+		{"ci/secret-values.yaml", nil, []string{"pods.inject.job-signal.dev"}, nil, false},
+		{plainValues, nil, []string{"namespaces.inject.job-signal.dev", "pods.inject.job-signal.dev"}, nil, true},
 	} {
 		t.Run(tc.values, func(t *testing.T) {
 			out, err := render(t, tc.values)
@@ -242,7 +246,61 @@ func TestObjects(t *testing.T) {
 			if !slices.Equal(hooks, tc.hooks) {
 				t.Errorf("webhooks %v, want %v", hooks, tc.hooks)
 			}
+			checkReach(t, o.config, tc.listed, tc.labelled)
 		})
+	}
+}
+
+// checkReach evaluates the webhooks' namespace and object selectors, as
+// the API server does, for Pods in namespaces of every kind: a Pod is sent
+// to one webhook at most (never injected twice in one pass), never from
+// kube-system or the webhook's own namespace, never when labelled
+// disabled; a listed namespace's Pods always, a labelled one's when
+// labelledNamespaces is on, a Pod labelled enabled anywhere else.
+func checkReach(t *testing.T, config *admissionregistrationv1.MutatingWebhookConfiguration, listed []string, labelled bool) {
+	t.Helper()
+	reach := func(ns string, nsLabel, podLabel string) []string {
+		nsLabels := labels.Set{"kubernetes.io/metadata.name": ns}
+		if nsLabel != "" {
+			nsLabels["job-signal.dev/inject"] = nsLabel
+		}
+		podLabels := labels.Set{}
+		if podLabel != "" {
+			podLabels["job-signal.dev/inject"] = podLabel
+		}
+		var out []string
+		for _, w := range config.Webhooks {
+			nsSel, err1 := metav1.LabelSelectorAsSelector(w.NamespaceSelector)
+			objSel, err2 := metav1.LabelSelectorAsSelector(w.ObjectSelector)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s: %v %v", w.Name, err1, err2)
+			}
+			if nsSel.Matches(nsLabels) && objSel.Matches(podLabels) {
+				out = append(out, w.Name)
+			}
+		}
+		return out
+	}
+	for _, ns := range []string{"kube-system", namespace, "batch", "etl", "other"} {
+		for _, nsLabel := range []string{"", "enabled"} {
+			for _, podLabel := range []string{"", "enabled", "disabled"} {
+				got := reach(ns, nsLabel, podLabel)
+				var want bool
+				switch {
+				case ns == "kube-system" || ns == namespace || podLabel == "disabled":
+				case slices.Contains(listed, ns):
+					want = true
+				case nsLabel == "enabled" && labelled:
+					want = true
+				case podLabel == "enabled":
+					want = true
+				}
+				if len(got) > 1 || (len(got) == 1) != want {
+					t.Errorf("a Pod labelled %q in namespace %s labelled %q reaches %v; want %s", podLabel, ns, nsLabel, got,
+						map[bool]string{true: "one webhook", false: "none"}[want])
+				}
+			}
+		}
 	}
 }
 

@@ -54,7 +54,11 @@ func cacheRoot() (string, error) {
 
 func build(repo string) (Tools, error) {
 	module := filepath.Join(repo, "tools", "helm")
-	key, err := moduleKey(module)
+	flags, err := ldflags(module)
+	if err != nil {
+		return Tools{}, err
+	}
+	key, err := moduleKey(module, flags)
 	if err != nil {
 		return Tools{}, err
 	}
@@ -78,13 +82,9 @@ func build(repo string) (Tools, error) {
 		return Tools{}, err
 	}
 	defer os.RemoveAll(tmp)
-	ldflags, err := ldflags(module)
-	if err != nil {
-		return Tools{}, err
-	}
 	fmt.Fprintf(os.Stderr, "helmtool: building helm and kustomize from %s into %s (minutes when cold)\n", module, dir)
 	start := time.Now()
-	cmd := exec.Command("go", "build", "-C", module, "-trimpath", "-ldflags", ldflags, "-o", tmp+"/",
+	cmd := exec.Command("go", "build", "-C", module, "-trimpath", "-ldflags", flags, "-o", tmp+"/",
 		"helm.sh/helm/v3/cmd/helm", "./kustomize")
 	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -123,9 +123,11 @@ func ldflags(module string) (string, error) {
 }
 
 // moduleKey names a build of the module: a hash of its go.mod, go.sum and
-// sources, so that a new pin or a change of kustomize/main.go builds anew.
-func moduleKey(module string) (string, error) {
+// sources and of the linker flags, so that a new pin, a change of
+// kustomize/main.go or of the flags builds anew.
+func moduleKey(module, flags string) (string, error) {
 	h := sha256.New()
+	fmt.Fprintf(h, "ldflags %s\n", flags)
 	err := filepath.WalkDir(module, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
