@@ -25,6 +25,7 @@ help:
 	@echo 'make build       the binaries into bin/: job-signal, sidecar-watch, kubectl-job_signal, job-signal-webhook'
 	@echo 'make e2e         a one-node Kubernetes cluster here, the examples and Job cases through its API (root);'
 	@echo '                 K8S_VERSION=v1.30.14 another pinned version than the newest (e2e/kubernetes/)'
+	@echo '                 KUBECONFIG=PATH E2E_REGISTRY=... or E2E_LOAD=... a running cluster instead'
 	@echo 'make bench       latency, start-up, idle cost, sizes; rewrites BENCHMARKS.md (BENCHFLAGS=-only=stop ...)'
 	@echo 'make soak        500 randomized lifecycles with injected faults (SOAK_LIFECYCLES, SOAK_SEED)'
 	@echo 'make image       both images (job-signal, job-signal-webhook) for linux/amd64 and linux/arm64, with buildah'
@@ -82,8 +83,12 @@ fuzz:
 # installs containerd & co. with apt and builds etcd and Kubernetes once per
 # version, cached). See e2e/README.md. Then inject's registry cases against
 # distribution's registry (built once from the module proxy, cached).
+# With KUBECONFIG=PATH on make's command line (not from the environment):
+# that running cluster instead, its images through E2E_REGISTRY or E2E_LOAD
+# (e2e/README.md, "Any cluster").
 e2e:
-	E2E_K8S_VERSION='$(K8S_VERSION)' $(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
+	E2E_K8S_VERSION='$(K8S_VERSION)' E2E_KUBECONFIG='$(if $(filter command line,$(origin KUBECONFIG)),$(KUBECONFIG))' \
+		$(GO) test -tags e2e -count=1 -v -timeout 45m -parallel 6 ./e2e/
 	$(GO) test -tags e2e -count=1 -v -timeout 20m ./e2e/registry/
 
 # Both images, job-signal (Dockerfile) and job-signal-webhook

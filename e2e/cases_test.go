@@ -57,6 +57,7 @@ func TestPodFailurePolicy(t *testing.T) {
 	})
 	t.Run("exit-43-is-ignored", func(t *testing.T) {
 		t.Parallel()
+		requireNodeProcesses(t, "a hostPath folder on the node, made here, remembers the first attempt")
 		s := newSpace(t, "pfp-ignore")
 		// The first Pod's main exits 43, the next one's 0: a folder on the
 		// node (hostPath) remembers that a first attempt ran.
@@ -231,6 +232,7 @@ func TestSidecarIgnoringSIGTERM(t *testing.T) {
 // released and stop; the Pod fails and so does the Job.
 func TestMainContainerSIGKILLed(t *testing.T) {
 	t.Parallel()
+	requireNodeProcesses(t, "it SIGKILLs main's processes on the node, from outside the container")
 	s := newSpace(t, "sigkill")
 	w := oneSidecar("sigkilled", `echo main working; sleep 3600`)
 	w.sidecars = append(w.sidecars, sidecar{name: "plain-sleep", command: []string{"sleep", "3600"}})

@@ -26,6 +26,9 @@ func (s *space) expectPodsGone(timeout time.Duration) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	if !kube.Features().NodeProcesses {
+		return // the node is not this machine: the API's word is all there is
+	}
 	for _, o := range s.pods.latest() {
 		if pids, err := kube.PodProcesses(string(o.obj.UID)); err != nil || len(pids) > 0 {
 			s.t.Errorf("Pod %s deleted, but processes %v are left in its cgroup (%v)", o.obj.Name, pids, err)

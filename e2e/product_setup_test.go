@@ -13,23 +13,31 @@ import (
 	"github.com/job-signal/job-signal/internal/version"
 )
 
-// The product's images, and where the layout of manifests/ (docs/layout.md)
-// puts its binaries.
-const (
+// The product's images: the names they are built as, which
+// buildProductImages changes to the names Pods give them when they were
+// pushed to a registry (kube.ImageRef); Pods use kube.PullPolicy.
+var (
 	productImage    = "localhost/job-signal:e2e"
 	busyboxImage    = cluster.BusyboxImage
 	istioProxyImage = "localhost/istio-proxyv2:e2e"
 	cloudSQLImage   = "localhost/cloud-sql-proxy:e2e"
-	stateDir        = "/var/run/job-signal"
-	binDir          = "/var/run/job-signal-bin"
+)
+
+// Where the layout of manifests/ (docs/layout.md) puts job-signal's
+// binaries.
+const (
+	stateDir = "/var/run/job-signal"
+	binDir   = "/var/run/job-signal-bin"
 )
 
 // buildProductImages builds job-signal and sidecar-watch as the Dockerfile's
 // release stage does (and the webhook and the kubectl plugin, which run here
 // as processes), the image from its prebuilt target with buildah, the
-// images of the real sidecars and Istio's stand-in. The product image is also tagged as the release
-// reference (internal/version.Image), so a Pod that names it with
-// imagePullPolicy IfNotPresent (a webhook's injection) runs this build.
+// images of the real sidecars and Istio's stand-in, and gets them to the
+// nodes (kube.LoadImage). Where images are imported here, the product
+// image is also tagged as the release reference (internal/version.Image),
+// so a Pod that names it with imagePullPolicy IfNotPresent (a webhook's
+// injection) runs this build.
 func buildProductImages() error {
 	repo, work, bin := filepath.Dir(mustGetwd()), filepath.Join(mustGetwd(), ".work"), workBin()
 	if _, err := run(10*time.Minute, "go", "build", "-C", repo, "-trimpath", "-ldflags=-s -w",
@@ -56,8 +64,10 @@ func buildProductImages() error {
 	if err := kube.BuildahBuild(filepath.Join(repo, "Dockerfile"), "prebuilt", context, productImage); err != nil {
 		return err
 	}
-	if err := kube.TagImage(productImage, version.Image); err != nil {
-		return err
+	if kube.Features().LocalImages {
+		if err := kube.TagImage(productImage, version.Image); err != nil {
+			return err
+		}
 	}
 	standin, err := os.ReadFile(filepath.Join(bin, "standin"))
 	if err != nil {
@@ -72,6 +82,9 @@ func buildProductImages() error {
 		if err := kube.LoadImage(img); err != nil {
 			return err
 		}
+	}
+	for _, ref := range []*string{&productImage, &busyboxImage, &istioProxyImage, &cloudSQLImage, &nginxImage, &haproxyImage} {
+		*ref = kube.ImageRef(*ref)
 	}
 	return nil
 }

@@ -22,11 +22,16 @@ import (
 const (
 	cloudSQLProxyModule  = "github.com/GoogleCloudPlatform/cloud-sql-proxy/v2"
 	cloudSQLProxyVersion = "v2.27.0"
-	nginxImage           = "localhost/nginx:e2e"
-	haproxyImage         = "localhost/haproxy:e2e"
 	// Ports inside the Pods (each Pod has its own network namespace).
 	nginxPort   = 18080
 	haproxyPort = 18081
+)
+
+// The real sidecars' images, by the names they are built as
+// (buildProductImages changes them as it does productImage).
+var (
+	nginxImage   = "localhost/nginx:e2e"
+	haproxyImage = "localhost/haproxy:e2e"
 )
 
 // realSidecarPackages are the Debian packages the real sidecars come from,

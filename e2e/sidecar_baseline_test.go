@@ -20,9 +20,9 @@ import (
 // classic one (a second container) or a native one (an init container
 // with restartPolicy Always).
 func baselineJob(name string, native bool) *batchv1.Job {
-	side := corev1.Container{Name: "sidecar", Image: busyboxImage, ImagePullPolicy: corev1.PullNever,
+	side := corev1.Container{Name: "sidecar", Image: busyboxImage, ImagePullPolicy: kube.PullPolicy(),
 		Command: []string{"sh", "-c", termSidecar}}
-	main := corev1.Container{Name: "main", Image: busyboxImage, ImagePullPolicy: corev1.PullNever,
+	main := corev1.Container{Name: "main", Image: busyboxImage, ImagePullPolicy: kube.PullPolicy(),
 		Command: []string{"sh", "-c", shortMain}}
 	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To(int64(10))}
 	if native {

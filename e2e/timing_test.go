@@ -62,6 +62,7 @@ func withMain(job *batchv1.Job, script string) *batchv1.Job {
 // no native sidecars that variant is left out, and the line says so
 // (native=absent). Not parallel: the other tests wait until it is done.
 func TestJobCompletionOursVsNative(t *testing.T) {
+	requireNodeProcesses(t, "main's exit time is the runtime's, read through the CRI on the node")
 	rounds := 3 // make bench asks for more (E2E_TIMING_ROUNDS)
 	if n, err := strconv.Atoi(os.Getenv("E2E_TIMING_ROUNDS")); err == nil && n > 0 {
 		rounds = n

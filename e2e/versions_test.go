@@ -42,3 +42,29 @@ func completeReason() string {
 	}
 	return ""
 }
+
+// On a cluster the suite attached to (E2E_KUBECONFIG) it has no powers
+// past the API (cluster.Powers); a test that needs one skips, saying which
+// and what for. On the cluster make e2e builds, every test runs.
+
+// requireNodeProcesses skips a test that reaches into the node: its
+// processes, its runtime, a folder it shares with this machine.
+func requireNodeProcesses(t *testing.T, what string) {
+	t.Helper()
+	requirePower(t, kube.Features().NodeProcesses, "NodeProcesses", what)
+}
+
+// requireLoopback skips a test that serves the API server or the node
+// something on this machine's 127.0.0.1: a webhook, a registry.
+func requireLoopback(t *testing.T, what string) {
+	t.Helper()
+	requirePower(t, kube.Features().Loopback, "Loopback", what)
+}
+
+func requirePower(t *testing.T, have bool, power, what string) {
+	t.Helper()
+	if !have {
+		t.Skipf("needs Powers.%s, %s: only on the cluster make e2e builds here, not on the attached %s (E2E_KUBECONFIG)",
+			power, what, kube.Version())
+	}
+}

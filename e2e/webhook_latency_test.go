@@ -41,6 +41,7 @@ func TestWebhookLatency(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("E2E_WEBHOOK_PODS")); err == nil && v > 0 {
 		n = v
 	}
+	requireLoopback(t, "the API server calls the webhook this test serves on 127.0.0.1")
 	reg := registry.Start(t, "", "")
 	image := func(i int) string { return fmt.Sprintf("%s/jobs/app-%d:1", reg.Host, i) }
 	for i := range n + 1 { // app-n is the cached one

@@ -66,6 +66,7 @@ func pushAppImage(t *testing.T, ref string, auth authn.Authenticator) {
 // unchanged and says why.
 func TestWebhookLooksUpEntrypoint(t *testing.T) {
 	t.Parallel()
+	requireLoopback(t, "the API server calls the webhook this test serves on 127.0.0.1")
 	reg := registry.Start(t, "puller", "s3cret")
 	ref := reg.Host + "/private/app:1"
 	pushAppImage(t, ref, &authn.Basic{Username: "puller", Password: "s3cret"})
@@ -137,6 +138,7 @@ func pullSecret(t *testing.T, s *space, host, user, password string) {
 // not read the Pod's pull secret at all, and says how to enable it.
 func TestWebhookPrivateImageAcrossNamespaces(t *testing.T) {
 	t.Parallel()
+	requireLoopback(t, "the API server calls the webhook this test serves on 127.0.0.1")
 	reg := registry.Start(t, "puller", "s3cret")
 	ref := reg.Host + "/private/app:1"
 	basic := &authn.Basic{Username: "puller", Password: "s3cret"}

@@ -25,6 +25,7 @@ import (
 // JSON patch lands in the stored Pod.
 func TestMutatingWebhookReachable(t *testing.T) {
 	t.Parallel()
+	requireLoopback(t, "the API server calls the webhook this test serves on 127.0.0.1")
 	s := newSpace(t, "webhook")
 	certPEM, keyPEM, err := kube.IssueServingCert("127.0.0.1")
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/job-signal/job-signal/inject"
 )
@@ -111,12 +110,13 @@ func (s *space) waitFailedCreates(jobs []string, text string, timeout time.Durat
 	}
 }
 
-// registerWebhook registers the shipped MutatingWebhookConfiguration for
-// the webhook at addr: the clientConfig becomes its URL and the cluster's
-// CA, and each webhook's namespaceSelector also requires one of the given
-// namespaces, so that tests running at the same time do not reach each
-// other's webhook. Selectors, failurePolicy, timeout and reinvocation stay
-// as shipped. It returns once the API server calls the webhook.
+// registerWebhook registers the chart's MutatingWebhookConfiguration for
+// the webhook at addr, rendered with its URL and the cluster's CA
+// (chartRegistration); each webhook's namespaceSelector also requires one
+// of the given namespaces, so that tests running at the same time do not
+// reach each other's webhook. Selectors, failurePolicy, timeout and
+// reinvocation stay as the chart makes them. It returns once the API
+// server calls the webhook.
 func registerWebhook(t *testing.T, addr string, namespaces ...string) {
 	t.Helper()
 	registerWebhookPolicy(t, addr, "", namespaces...)
@@ -134,17 +134,13 @@ func downWebhook(t *testing.T, namespace string) *webhookProcess {
 }
 
 // registerWebhookPolicy is registerWebhook with another failurePolicy
-// (empty: as shipped).
+// (the chart's failurePolicy value; empty: its default).
 func registerWebhookPolicy(t *testing.T, addr string, policy admissionregistrationv1.FailurePolicyType, namespaces ...string) {
 	t.Helper()
-	cfg := readShippedWebhook(t).config
+	cfg := chartRegistration(t, "https://"+addr+"/mutate", kube.CAPEM(), policy)
 	cfg.Name = "job-signal-webhook-" + namespaces[0]
 	for i := range cfg.Webhooks {
 		w := &cfg.Webhooks[i]
-		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://" + addr + "/mutate"), CABundle: kube.CAPEM()}
-		if policy != "" {
-			w.FailurePolicy = ptr.To(policy)
-		}
 		if w.NamespaceSelector == nil {
 			w.NamespaceSelector = &metav1.LabelSelector{}
 		}

@@ -29,9 +29,9 @@ import (
 // The webhook as an operator runs it, minus the Deployment: the
 // real job-signal-webhook binary as a process on 127.0.0.1, its serving
 // certificate from the cluster's CA, reading Secrets as the shipped
-// ServiceAccount with the shipped RBAC, and registered with the shipped
-// MutatingWebhookConfiguration (manifests/webhook/webhook.yaml) whose
-// clientConfig is a URL.
+// ServiceAccount with the shipped RBAC, and registered with the
+// MutatingWebhookConfiguration, all as the Helm chart makes them
+// (chart_test.go); the chart's url value makes the clientConfig a URL.
 
 // webhookProcess is one running job-signal-webhook, stopped by its PID.
 type webhookProcess struct {
@@ -82,6 +82,7 @@ func startWebhook(t *testing.T, flags ...string) *webhookProcess {
 // and more environment.
 func startWebhookBinary(t *testing.T, bin string, env []string, flags ...string) *webhookProcess {
 	t.Helper()
+	requireLoopback(t, "the API server calls the webhook this test serves on 127.0.0.1")
 	dir := t.TempDir()
 	certPEM, keyPEM, err := kube.IssueServingCert("127.0.0.1")
 	if err != nil {
@@ -173,7 +174,8 @@ func (w *webhookProcess) events(t *testing.T) []webhookEvent {
 	return out
 }
 
-// shippedWebhook holds the objects of manifests/webhook/webhook.yaml.
+// shippedWebhook holds the webhook's objects as the chart makes them
+// (renderChart), and the Namespace helm install --create-namespace makes.
 type shippedWebhook struct {
 	namespace      *corev1.Namespace
 	serviceAccount *corev1.ServiceAccount
@@ -184,16 +186,10 @@ type shippedWebhook struct {
 
 func readShippedWebhook(t *testing.T) shippedWebhook {
 	t.Helper()
-	file := filepath.Join(filepath.Dir(mustGetwd()), "manifests", "webhook", "webhook.yaml")
-	text, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s shippedWebhook
-	for _, obj := range decodeAll(t, file, text) {
+	file, objects := renderChart(t)
+	s := shippedWebhook{namespace: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chartNamespace}}}
+	for _, obj := range objects {
 		switch o := obj.(type) {
-		case *corev1.Namespace:
-			s.namespace = o
 		case *corev1.ServiceAccount:
 			s.serviceAccount = o
 		case *rbacv1.ClusterRole:
@@ -245,7 +241,7 @@ func webhookKubeconfig(t *testing.T, dir string) string {
 		}
 	})
 	if webhookRBAC.err != nil {
-		t.Fatalf("creating the webhook's RBAC from webhook.yaml: %v", webhookRBAC.err)
+		t.Fatalf("creating the webhook's RBAC from the chart: %v", webhookRBAC.err)
 	}
 	token, err := client.CoreV1().ServiceAccounts(s.serviceAccount.Namespace).CreateToken(ctx, s.serviceAccount.Name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})

@@ -67,7 +67,7 @@ func (w wrapped) mounts() []corev1.VolumeMount {
 }
 
 func (w wrapped) container(name string, command, args []string) corev1.Container {
-	return corev1.Container{Name: name, Image: busyboxImage, ImagePullPolicy: corev1.PullNever,
+	return corev1.Container{Name: name, Image: busyboxImage, ImagePullPolicy: kube.PullPolicy(),
 		Command: command, Args: args, VolumeMounts: w.mounts(), SecurityContext: restricted()}
 }
 
@@ -103,7 +103,7 @@ func (w wrapped) podSpec() corev1.PodSpec {
 		containers = append(containers, c)
 	}
 	install := corev1.Container{
-		Name: "job-signal-install", Image: productImage, ImagePullPolicy: corev1.PullNever,
+		Name: "job-signal-install", Image: productImage, ImagePullPolicy: kube.PullPolicy(),
 		Command:         []string{"/usr/local/bin/job-signal", "install", binDir},
 		VolumeMounts:    []corev1.VolumeMount{{Name: "job-signal-bin", MountPath: binDir}},
 		SecurityContext: restricted(),

@@ -94,7 +94,8 @@ func (c *Cluster) CreateNamespace(ctx context.Context, prefix string, labels ...
 }
 
 // DeleteNamespace deletes a namespace and waits until it is gone: every
-// Pod in it stopped by the kubelet, with no process left in its cgroup.
+// Pod in it stopped by the kubelet, with no process left in its cgroup
+// (where the node is this machine: Powers.NodeProcesses).
 func (c *Cluster) DeleteNamespace(ctx context.Context, ns string) error {
 	pods, err := c.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -112,7 +113,7 @@ func (c *Cluster) DeleteNamespace(ctx context.Context, ns string) error {
 		}
 		return false, fmt.Sprintf("namespace %s still exists (%v)", ns, err), ctx.Err()
 	})
-	if err != nil {
+	if err != nil || !c.feat.NodeProcesses {
 		return err
 	}
 	for _, pod := range pods.Items {
@@ -134,6 +135,9 @@ func (c *Cluster) waitPodProcessesGone(uid string) error {
 // PodProcesses lists the processes in a Pod's cgroup (by the Pod's UID):
 // none once the kubelet has stopped it.
 func (c *Cluster) PodProcesses(uid string) ([]int, error) {
+	if !c.feat.NodeProcesses {
+		return nil, errNoPower("PodProcesses", "NodeProcesses")
+	}
 	cg, err := findCgroup(c.cgroups+"/pods", "pod"+uid)
 	if err != nil || cg == "" {
 		return nil, err
@@ -144,6 +148,9 @@ func (c *Cluster) PodProcesses(uid string) ([]int, error) {
 // ContainerProcesses lists the processes of a running container, given
 // its status's containerID ("containerd://ID").
 func (c *Cluster) ContainerProcesses(containerID string) ([]int, error) {
+	if !c.feat.NodeProcesses {
+		return nil, errNoPower("ContainerProcesses", "NodeProcesses")
+	}
 	_, id, ok := strings.Cut(containerID, "://")
 	if !ok || id == "" {
 		return nil, fmt.Errorf("container ID %q is not RUNTIME://ID", containerID)

@@ -26,6 +26,9 @@ func ensurePackages(logf func(string, ...any), pkgs []string) error {
 	if len(missing) == 0 {
 		return nil
 	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("Debian packages %v are missing: install them (apt-get install %s), or run as root", missing, strings.Join(missing, " "))
+	}
 	logf("installing Debian packages: %v", missing)
 	env := []string{"DEBIAN_FRONTEND=noninteractive"}
 	install := append([]string{"apt-get", "install", "-y", "--no-install-recommends"}, missing...)
@@ -52,12 +55,17 @@ var components = []struct{ name, pkg string }{
 	{"kubectl", "k8s.io/kubernetes/cmd/kubectl"},
 }
 
+// componentsDir is the cache folder of a version's components.
+func componentsDir(p paths, v Version) string {
+	return filepath.Join(p.cache, fmt.Sprintf("k8s-%s-etcd-%s", v.Kube, v.Etcd))
+}
+
 // buildComponents builds every component in one go build (the packages
 // they share are compiled once) into a cache folder named after both
 // versions, unless it is already there, and returns that folder.
 func buildComponents(p paths, v Version, logf func(string, ...any)) (string, error) {
 	kube, etcd := v.Kube, v.Etcd
-	dir := filepath.Join(p.cache, fmt.Sprintf("k8s-%s-etcd-%s", kube, etcd))
+	dir := componentsDir(p, v)
 	if _, err := os.Stat(filepath.Join(dir, "kubectl")); err == nil {
 		return dir, nil
 	}

@@ -38,6 +38,24 @@ func removeState(p paths, logf func(string, ...any)) error {
 	return errors.Join(err, removeCgroups(p.cgroups, time.Now().Add(30*time.Second)))
 }
 
+// Clean stops and removes a cluster that an earlier Start left running
+// (Config.Keep) or that a killed run left behind, found by its folder,
+// its cgroup and its daemons' command lines, as Start does before it
+// builds a new one.
+func Clean(cfg Config) error {
+	if os.Geteuid() != 0 {
+		return errors.New("the cluster's processes and cgroups are root's: run as root")
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	p, err := newPaths(cfg)
+	if err != nil {
+		return err
+	}
+	return cleanStale(p, cfg.Logf)
+}
+
 // cleanStale removes what an earlier run left (it was killed, or kept with
 // E2E_KEEP): its processes, its sandboxes' network namespaces, mounts,
 // folders and cgroups.

@@ -32,6 +32,16 @@ type Config struct {
 	// Logf reports progress and one "E2E_TIMING phase=NAME seconds=S" line
 	// per phase; default: discard.
 	Logf func(format string, args ...any)
+
+	// Kubeconfig, Registry and Load are Attach's (E2E_KUBECONFIG,
+	// E2E_REGISTRY, E2E_LOAD): the running cluster's kubeconfig (its current
+	// context), and how the images the tests build reach its nodes, one of:
+	// Registry, a repository prefix this machine can push to and the nodes
+	// pull from (host[:port]/path), or Load, a shell command given each
+	// image's archive as its last argument ("kind load image-archive").
+	Kubeconfig string
+	Registry   string
+	Load       string
 }
 
 // Cluster is a running one-node cluster. Its methods are safe for
@@ -46,6 +56,10 @@ type Cluster struct {
 	daemons []*daemon // in start order; stopped in reverse
 	rest    *rest.Config
 	client  kubernetes.Interface
+
+	attached bool              // Attach's: nothing here is ours to start or stop
+	imagesMu sync.Mutex        // guards images
+	images   map[string]string // a suite image's name -> the reference pushed to Config.Registry
 
 	stopMu  sync.Mutex
 	stopped bool
@@ -80,6 +94,7 @@ func Start(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{paths: p, cfg: cfg, version: v, feat: featuresOf(v.minor)}
+	c.feat.Powers = builtPowers
 	cfg.Logf("Kubernetes %s, etcd %s (native sidecars: %v)", v.Kube, v.Etcd, c.feat.NativeSidecars)
 	if err := c.start(); err != nil {
 		if stopErr := c.Stop(); stopErr != nil {
@@ -210,7 +225,12 @@ func (c *Cluster) running(name string) bool {
 
 // Kubeconfig is the path of the cluster-admin's kubeconfig (group
 // system:masters), for kubectl (KUBECONFIG) or another client.
-func (c *Cluster) Kubeconfig() string { return c.adminKubeconfig() }
+func (c *Cluster) Kubeconfig() string {
+	if c.attached {
+		return c.cfg.Kubeconfig
+	}
+	return c.adminKubeconfig()
+}
 
 // RESTConfig is the cluster-admin's client configuration; callers may copy
 // and change it.
@@ -243,6 +263,10 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	c.stopped = true
+	if c.attached {
+		c.cfg.Logf("attached: the cluster is left as it was (each test deleted its own namespace)")
+		return nil
+	}
 	start := time.Now()
 	var errs []error
 	if c.client != nil && c.running("kube-controller-manager") && c.running("kubelet") {

@@ -121,6 +121,13 @@ func importImage(p paths, archive, ref string) error {
 	return fmt.Errorf("importing %s did not create %s; images now: %s", archive, ref, out)
 }
 
+// ImportCommand is a shell command importing an image archive, given as
+// its last argument, into this cluster's containerd: Config.Load
+// (E2E_LOAD) for a run that attaches to it.
+func (c *Cluster) ImportCommand() string {
+	return "ctr -a " + c.containerdSock() + " -n k8s.io images import"
+}
+
 // criCleanup stops and removes every Pod sandbox through the CRI: it kills
 // what is left, and tears down each sandbox's network namespace and lease.
 func criCleanup(p paths) error {

@@ -21,4 +21,9 @@
 // HTTP. A webhook
 // test serves on 127.0.0.1 with a certificate from IssueServingCert and
 // registers CAPEM as its caBundle. e2e/README.md documents the rest.
+//
+// Attach uses a running cluster instead, through its kubeconfig, and
+// starts or removes nothing: its Features carry no Powers (the node is not
+// known to be this machine), and the images go to its nodes through a
+// registry or a user's load command (Config.Registry, Config.Load).
 package cluster

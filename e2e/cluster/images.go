@@ -193,37 +193,47 @@ func busyboxImageSpec() (Image, error) {
 	}, err
 }
 
+// writeImage writes img's archive to the work folder and returns its path.
+func writeImage(p paths, img Image) (string, error) {
+	file := imageArchive(p, img.Ref, ".tar")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return "", err
+	}
+	return file, WriteArchive(file, img)
+}
+
 // loadImage writes img to the work folder and imports it into containerd.
 func loadImage(p paths, img Image) error {
-	dir := filepath.Join(p.work, "images")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	name := strings.NewReplacer("/", "_", ":", "_").Replace(img.Ref) + ".tar"
-	file := filepath.Join(dir, name)
-	if err := WriteArchive(file, img); err != nil {
+	file, err := writeImage(p, img)
+	if err != nil {
 		return err
 	}
 	return importImage(p, file, img.Ref)
 }
 
 // buildahBuild builds a Dockerfile's target with buildah (offline: the
-// target must be FROM scratch or FROM an earlier stage of its own) into its
-// own storage, and imports the result into containerd as ref.
-func buildahBuild(p paths, dockerfile, target, context, ref string) error {
-	buildah := []string{"buildah", "--root", filepath.Join(p.buildahDir(), "root"),
-		"--runroot", filepath.Join(p.buildahDir(), "run"), "--storage-driver", "vfs"}
+// target must be FROM scratch or FROM an earlier stage of its own) into
+// storage of its own below root, and writes it as an archive: OCI, or
+// "docker save" format (which a registry push reads too) when docker is
+// set. It returns the archive's path.
+func buildahBuild(p paths, root string, docker bool, dockerfile, target, context, ref string) (string, error) {
+	buildah := []string{"buildah", "--root", filepath.Join(root, "root"),
+		"--runroot", filepath.Join(root, "run"), "--storage-driver", "vfs"}
 	if _, err := run(5*time.Minute, nil, append(buildah, "bud", "--target", target,
 		"-f", dockerfile, "-t", ref, context)...); err != nil {
-		return err
+		return "", err
 	}
-	archive := filepath.Join(p.work, "images", strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".oci.tar")
+	suffix, transport := ".oci.tar", "oci-archive:"
+	if docker {
+		suffix, transport = ".docker.tar", "docker-archive:"
+	}
+	archive := imageArchive(p, ref, suffix)
 	if err := os.MkdirAll(filepath.Dir(archive), 0o755); err != nil {
-		return err
+		return "", err
 	}
 	_ = os.Remove(archive) // buildah will not overwrite it
-	if _, err := run(5*time.Minute, nil, append(buildah, "push", ref, "oci-archive:"+archive+":"+ref)...); err != nil {
-		return err
+	if _, err := run(5*time.Minute, nil, append(buildah, "push", ref, transport+archive+":"+ref)...); err != nil {
+		return "", err
 	}
-	return importImage(p, archive, ref)
+	return archive, nil
 }

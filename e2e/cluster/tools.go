@@ -65,6 +65,9 @@ type CRIContainer struct {
 
 // CRIContainers lists the runtime's containers of a Pod (by UID).
 func (c *Cluster) CRIContainers(ctx context.Context, podUID string) ([]CRIContainer, error) {
+	if !c.feat.NodeProcesses {
+		return nil, errNoPower("CRIContainers", "NodeProcesses")
+	}
 	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, "e2etool"), "cri-containers", c.containerdSock())
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -86,8 +89,13 @@ func (c *Cluster) CRIContainers(ctx context.Context, podUID string) ([]CRIContai
 
 // CAPEM is the cluster's CA certificate: the API server's serving
 // certificate chains to it, and so do those from IssueServingCert (use it
-// as a webhook's caBundle).
-func (c *Cluster) CAPEM() []byte { return append([]byte(nil), c.ca.certPEM...) }
+// as a webhook's caBundle). None on an attached cluster (Powers.Loopback).
+func (c *Cluster) CAPEM() []byte {
+	if c.ca == nil {
+		return nil
+	}
+	return append([]byte(nil), c.ca.certPEM...)
+}
 
 // IssueServingCert signs a serving certificate for the given DNS names and
 // IP addresses (for a webhook: "127.0.0.1") with the cluster's CA.
@@ -95,23 +103,50 @@ func (c *Cluster) IssueServingCert(hosts ...string) (certPEM, keyPEM []byte, err
 	if len(hosts) == 0 {
 		return nil, nil, fmt.Errorf("IssueServingCert: name at least one host")
 	}
+	if c.ca == nil {
+		return nil, nil, errNoPower("IssueServingCert", "Loopback")
+	}
 	return c.ca.issue(hosts[0], nil, hosts...)
 }
 
-// LoadImage writes img as an archive and imports it into the cluster's
-// containerd; Pods use it with imagePullPolicy Never (or IfNotPresent).
-func (c *Cluster) LoadImage(img Image) error { return loadImage(c.paths, img) }
+// errNoPower is what a method that needs one of the Powers returns on an
+// attached cluster.
+func errNoPower(method, power string) error {
+	return fmt.Errorf("%s: not on a cluster the suite attached to (Features().%s is false)", method, power)
+}
+
+// LoadImage writes img as an archive and gets it to the nodes (imported
+// into the built cluster's containerd); Pods name it ImageRef(img.Ref),
+// with PullPolicy.
+func (c *Cluster) LoadImage(img Image) error {
+	file, err := writeImage(c.paths, img)
+	if err != nil {
+		return err
+	}
+	return c.deliver(file, img.Ref)
+}
 
 // BuildahBuild builds a Dockerfile's target with buildah, offline, and
-// imports it into containerd as ref.
+// gets it to the nodes as ref, as LoadImage does.
 func (c *Cluster) BuildahBuild(dockerfile, target, contextDir, ref string) error {
-	return buildahBuild(c.paths, dockerfile, target, contextDir, ref)
+	root := c.buildahDir()
+	if c.attached {
+		root = filepath.Join(c.work, "buildah") // the built cluster's folder may be in use
+	}
+	archive, err := buildahBuild(c.paths, root, c.attached, dockerfile, target, contextDir, ref)
+	if err != nil {
+		return err
+	}
+	return c.deliver(archive, ref)
 }
 
 // TagImage gives an imported image a second name, e.g. the release
 // reference that manifests and webhooks name, so that a Pod with
-// imagePullPolicy IfNotPresent runs the local image.
+// imagePullPolicy IfNotPresent runs the local image (Powers.LocalImages).
 func (c *Cluster) TagImage(src, dst string) error {
+	if !c.feat.LocalImages {
+		return errNoPower("TagImage", "LocalImages")
+	}
 	_, err := ctr(c.paths, "images", "tag", "--force", src, dst)
 	return err
 }

@@ -47,7 +47,33 @@ type Features struct {
 	// condition will have) and adds Complete or Failed only once every Pod has
 	// ended (1.31+). Before, Complete comes at once and has no reason.
 	JobVerdictFirst bool
+	// Powers are what the harness can do besides the API: all of them on
+	// the cluster it builds, none on one it attaches to (Attach).
+	Powers
 }
+
+// Powers are the harness's reach past the Kubernetes API, which only the
+// cluster it builds on this machine gives; a test that needs one skips on
+// a cluster it attached to, saying which.
+type Powers struct {
+	// NodeProcesses: the one node is this machine. PodProcesses,
+	// ContainerProcesses and CRIContainers read its cgroups and runtime, a
+	// test may signal a container's processes, and a hostPath folder is a
+	// folder here.
+	NodeProcesses bool
+	// Loopback: the API server and the node's runtime share this machine's
+	// 127.0.0.1, and trust IssueServingCert's certificates (CAPEM): a
+	// webhook, or a registry, a test serves there is reachable.
+	Loopback bool
+	// LocalImages: images go straight into the node's containerd (LoadImage
+	// imports them, TagImage names them again). Without it they reach the
+	// nodes through Config.Registry or Config.Load, under the names
+	// ImageRef gives.
+	LocalImages bool
+}
+
+// builtPowers are the cluster Start builds: everything runs on this machine.
+var builtPowers = Powers{NodeProcesses: true, Loopback: true, LocalImages: true}
 
 // featuresOf is the one place that knows what each minor version has.
 func featuresOf(minor int) Features {
@@ -60,6 +86,13 @@ func featuresOf(minor int) Features {
 		f.FeatureGates = "SidecarContainers=false"
 	}
 	return f
+}
+
+// attachedFeatures are those of a cluster the suite did not build: the Job
+// controller's by its minor version, native sidecars as its API server
+// showed them (their gate may be off), no gates of ours, no powers.
+func attachedFeatures(minor int, nativeSidecars bool) Features {
+	return Features{NativeSidecars: nativeSidecars, JobVerdictFirst: featuresOf(minor).JobVerdictFirst}
 }
 
 // kubernetesDir holds one module per pinned version.
