@@ -286,7 +286,7 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[imageKey]injec
 	for _, p := range pods {
 		for _, n := range p.plan.Needs() {
 			if l := lookups[imageKey{p.platform, n.Image}]; l != nil && l.err != nil {
-				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %w", p.where, n.Container, l.err))
+				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %s", p.where, n.Container, inject.OneLine(l.err.Error(), inject.MaxReason)))
 			} else if l != nil {
 				images[imageKey{p.platform, n.Image}] = l.cfg
 			}
