@@ -1,6 +1,9 @@
 package inject
 
 import (
+	"encoding/json"
+	"fmt"
+	"maps"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -49,4 +52,63 @@ func OneLine(s string, max int) string {
 		cut--
 	}
 	return out[:cut] + "..."
+}
+
+// TotalAnnotationLimit is the API server's bound on a Pod's annotations:
+// the lengths of all keys and values together.
+const TotalAnnotationLimit = 256 << 10
+
+// AnnotationsSize is what the API server counts against
+// TotalAnnotationLimit.
+func AnnotationsSize(annotations map[string]string) int {
+	n := 0
+	for k, v := range annotations {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// CheckAnnotations refuses ops (Inject's, on a template or Pod whose
+// annotations are before) that would take its annotations over the API
+// server's limit: the Pod would be refused.
+func CheckAnnotations(before map[string]string, ops []Op) error {
+	if size := AnnotationsSize(AnnotationsAfter(before, ops)); size > TotalAnnotationLimit {
+		return fmt.Errorf("with job-signal's record (%s) the Pod's annotations would take %d bytes, over the API server's limit of %d",
+			AnnotationInjected, size, TotalAnnotationLimit)
+	}
+	return nil
+}
+
+// AnnotationsAfter is the annotations once ops are applied. Of Inject's
+// ops only these touch them: adding or removing one annotation (its
+// record), and setting metadata, or its annotations, whole.
+func AnnotationsAfter(before map[string]string, ops []Op) map[string]string {
+	out := maps.Clone(before)
+	for _, o := range ops {
+		key, one := strings.CutPrefix(o.Path, "/metadata/annotations/")
+		switch {
+		case one && o.Op == "remove":
+			delete(out, strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~"))
+		case one:
+			if out == nil {
+				out = map[string]string{}
+			}
+			var v string
+			b, _ := json.Marshal(o.Value)
+			json.Unmarshal(b, &v)
+			out[strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")] = v
+		case o.Path == "/metadata" || o.Path == "/metadata/annotations":
+			var whole struct {
+				Annotations map[string]string `json:"annotations"`
+			}
+			b, _ := json.Marshal(o.Value)
+			if o.Path == "/metadata" {
+				json.Unmarshal(b, &whole)
+			} else {
+				json.Unmarshal(b, &whole.Annotations)
+			}
+			out = whole.Annotations // nil for a remove
+		}
+	}
+	return out
 }

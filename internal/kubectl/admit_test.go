@@ -44,3 +44,20 @@ func TestRegistryErrorIsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnotationsOverTheLimit: a template whose annotations job-signal's
+// record would take over the API server's 256 KiB is refused, by the
+// webhook's rule, rather than written for kubectl apply to fail on; one
+// that fits with the record is injected.
+func TestAnnotationsOverTheLimit(t *testing.T) {
+	containers := []string{"{name: app, image: i, command: [/app]}", "{name: proxy, image: cloud-sql-proxy, command: [/proxy]}"}
+	big := func(n int) string { return "{example.com/big: " + strings.Repeat("x", n) + "}" }
+	_, _, err := run(t, jobWith(big(256<<10-len("example.com/big")-200), containers...), true)
+	if err == nil || !strings.Contains(err.Error(), "over the API server's limit of 262144") || !strings.Contains(err.Error(), "Job j, spec.template") {
+		t.Errorf("error %v", err)
+	}
+	out, _, err := run(t, jobWith(big(200<<10), containers...), true)
+	if err != nil || !strings.Contains(out, "job-signal.dev/injected") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -202,6 +202,9 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
 		p.ops = res.Ops
+		if err := admit(p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.where, err))
+		}
 	}
 	return errors.Join(errs...)
 }

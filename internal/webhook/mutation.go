@@ -3,10 +3,8 @@ package webhook
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -68,9 +66,8 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 			return nil, nil, "", fail(reasonLimitRange, false, err)
 		}
 	}
-	if size := annotationsSize(annotationsAfter(pod.Annotations, ops)); size > totalAnnotationLimit {
-		return nil, nil, "", fail(reasonAnnotations, false, fmt.Errorf("with job-signal's record (%s) the Pod's annotations would take %d bytes, over the API server's limit of %d",
-			inject.AnnotationInjected, size, totalAnnotationLimit))
+	if err := inject.CheckAnnotations(pod.Annotations, ops); err != nil {
+		return nil, nil, "", fail(reasonAnnotations, false, err)
 	}
 	return ops, res.Warnings, "", nil
 }
@@ -128,40 +125,6 @@ func withInstallResources(ops []inject.Op, r corev1.ResourceRequirements) []inje
 				list[j] = set(list[j])
 			}
 			out[i].Value = list
-		}
-	}
-	return out
-}
-
-// annotationsAfter is the Pod's annotations once ops are applied. Of
-// inject's ops only these touch them: adding or removing one annotation
-// (its record), and setting metadata, or its annotations, whole.
-func annotationsAfter(before map[string]string, ops []inject.Op) map[string]string {
-	out := maps.Clone(before)
-	for _, o := range ops {
-		key, one := strings.CutPrefix(o.Path, "/metadata/annotations/")
-		switch {
-		case one && o.Op == "remove":
-			delete(out, strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~"))
-		case one:
-			if out == nil {
-				out = map[string]string{}
-			}
-			var v string
-			b, _ := json.Marshal(o.Value)
-			json.Unmarshal(b, &v)
-			out[strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")] = v
-		case o.Path == "/metadata" || o.Path == "/metadata/annotations":
-			var whole struct {
-				Annotations map[string]string `json:"annotations"`
-			}
-			b, _ := json.Marshal(o.Value)
-			if o.Path == "/metadata" {
-				json.Unmarshal(b, &whole)
-			} else {
-				json.Unmarshal(b, &whole.Annotations)
-			}
-			out = whole.Annotations // nil for a remove
 		}
 	}
 	return out

@@ -104,14 +104,8 @@ const maxReason = inject.MaxReason
 // oneLine is inject.OneLine, the one rule for a message from outside.
 func oneLine(s string, max int) string { return inject.OneLine(s, max) }
 
-// totalAnnotationLimit is the API server's bound on a Pod's annotations:
-// the lengths of all keys and values together.
-const totalAnnotationLimit = 256 << 10
+// totalAnnotationLimit and annotationsSize are inject's, the one rule for
+// the API server's bound on a Pod's annotations.
+const totalAnnotationLimit = inject.TotalAnnotationLimit
 
-func annotationsSize(annotations map[string]string) int {
-	n := 0
-	for k, v := range annotations {
-		n += len(k) + len(v)
-	}
-	return n
-}
+func annotationsSize(annotations map[string]string) int { return inject.AnnotationsSize(annotations) }
