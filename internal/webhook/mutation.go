@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -70,64 +68,6 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 		return nil, nil, "", fail(reasonAnnotations, false, err)
 	}
 	return ops, res.Warnings, "", nil
-}
-
-// fitOps fits the install init container that ops add into the
-// namespace's LimitRanges (limitrange.go): it applies ops to raw to see
-// the Pod as the API server will, fits the container, and writes the
-// resources it was given into the op that adds it.
-func fitOps(raw []byte, before *corev1.Pod, ops []inject.Op, ranges []corev1.LimitRange) ([]inject.Op, error) {
-	if len(ranges) == 0 {
-		return ops, nil
-	}
-	patched, err := inject.Apply(raw, ops)
-	if err != nil {
-		return nil, err
-	}
-	after := &corev1.Pod{}
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(patched, after); err != nil {
-		return nil, err
-	}
-	if err := fitLimitRanges(before, after, ranges); err != nil {
-		return nil, err
-	}
-	i := slices.IndexFunc(after.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == inject.InitContainer })
-	if i < 0 {
-		return ops, nil
-	}
-	return withInstallResources(ops, after.Spec.InitContainers[i].Resources), nil
-}
-
-// withInstallResources is ops with the install container they add (alone,
-// or as the list of init containers) given resources r.
-func withInstallResources(ops []inject.Op, r corev1.ResourceRequirements) []inject.Op {
-	out := slices.Clone(ops)
-	set := func(v any) any {
-		f, ok := v.(inject.Fields)
-		if !ok || !slices.Contains(f, inject.Field{Key: "name", Value: inject.InitContainer}) {
-			return v
-		}
-		f = slices.Clone(f)
-		for j := range f {
-			if f[j].Key == "resources" {
-				f[j].Value = r
-			}
-		}
-		return f
-	}
-	for i, o := range out {
-		switch v := o.Value.(type) {
-		case inject.Fields:
-			out[i].Value = set(v)
-		case []any:
-			list := slices.Clone(v)
-			for j := range list {
-				list[j] = set(list[j])
-			}
-			out[i].Value = list
-		}
-	}
-	return out
 }
 
 // keychain is the Pod's pull secrets, then the webhook's own Docker
