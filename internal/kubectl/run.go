@@ -26,6 +26,11 @@ type Options struct {
 	Resolver  *resolve.Resolver // looks images up
 	Keychain  authn.Keychain
 	Timeout   time.Duration // bound on all registry lookups together
+	// LimitRanges reads a namespace's LimitRanges; nil: they are not
+	// checked, and Unchecked, if set, says why in a note. Namespace is
+	// that of objects that name none.
+	LimitRanges          LimitRangeReader
+	Namespace, Unchecked string
 }
 
 // pod is a Pod template found in a document, read once.
@@ -192,6 +197,7 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		return err
 	}
 	var errs []error
+	a := newAdmission(ctx, opts)
 	for _, p := range pods {
 		res, err := p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
 		if err != nil {
@@ -202,9 +208,12 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
 		p.ops = res.Ops
-		if err := admit(p); err != nil {
+		if err := a.admit(p); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.where, err))
 		}
+	}
+	if len(errs) == 0 {
+		a.note(stderr)
 	}
 	return errors.Join(errs...)
 }
