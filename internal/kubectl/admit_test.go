@@ -15,6 +15,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -178,7 +179,7 @@ func TestLimitRangesOnline(t *testing.T) {
 	fitted := corev1.ResourceRequirements{Requests: quantities("cpu", "200m", "memory", "64Mi"), Limits: quantities("cpu", "200m", "memory", "64Mi")}
 	layout := corev1.ResourceRequirements{Requests: quantities("cpu", "10m", "memory", "16Mi"), Limits: quantities("cpu", "100m", "memory", "32Mi")}
 	for name, want := range map[string]corev1.ResourceRequirements{"a": fitted, "b": fitted, "c": layout} {
-		if r := got[name]; !equalResources(r, want) {
+		if r := got[name]; !apiequality.Semantic.DeepEqual(r, want) {
 			t.Errorf("Job %s: install container %v, want %v", name, r, want)
 		}
 	}
@@ -204,21 +205,6 @@ func TestLimitRangesOnline(t *testing.T) {
 			t.Errorf("namespace %s: exit %d, %d bytes out, stderr (%d bytes):\n%.2000s", ns, code, len(out), len(msg), msg)
 		}
 	}
-}
-
-func equalResources(a, b corev1.ResourceRequirements) bool {
-	same := func(x, y corev1.ResourceList) bool {
-		if len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			if w, ok := y[k]; !ok || v.Cmp(w) != 0 {
-				return false
-			}
-		}
-		return true
-	}
-	return same(a.Requests, b.Requests) && same(a.Limits, b.Limits)
 }
 
 // TestLimitRangesUnchecked: offline, or without any kubeconfig, the
