@@ -44,6 +44,7 @@ func jobWith(annotations string, containers ...string) string {
 // comes from outside is one bounded line (as the webhook's reasons are).
 func TestRegistryErrorIsOneLine(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	reg := hostileregistry.Start(t)
 	in := jobWith("", "{name: app, image: "+reg.Image(hostileregistry.HugeErrorText)+"}", "{name: proxy, image: cloud-sql-proxy, command: [/proxy]}")
 	var out, stderr bytes.Buffer
