@@ -231,3 +231,21 @@ func TestLimitRangesUnchecked(t *testing.T) {
 		}
 	}
 }
+
+// TestNoSidecarAnyMore: a Job injected when it had a sidecar, whose
+// sidecar is ignored since, gets job-signal taken out on injecting again:
+// the source as it was, with the annotation added, byte for byte.
+func TestNoSidecarAnyMore(t *testing.T) {
+	before := jobWith("{job-signal.dev/main: app}", "{name: app, image: i, command: [/app]}", "{name: migrate, image: i, command: [/migrate]}")
+	injected, _, err := run(t, before, true)
+	if err != nil || !strings.Contains(injected, inject.InitContainer) {
+		t.Fatalf("%v\n%s", err, injected)
+	}
+	ignore := func(s string) string {
+		return strings.Replace(s, "{job-signal.dev/main: app", "{job-signal.dev/main: app, job-signal.dev/ignore: migrate", 1)
+	}
+	out, stderr, err := run(t, ignore(injected), true)
+	if err != nil || out != ignore(before) || !strings.Contains(stderr, "job-signal taken out: no sidecar") {
+		t.Errorf("err %v, stderr %q, output:\n%s", err, stderr, out)
+	}
+}
