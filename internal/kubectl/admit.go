@@ -40,7 +40,16 @@ func newAdmission(ctx context.Context, opts *Options) *admission {
 	return &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
 }
 
+// admit checks p's changes, and may change how the install container
+// is written; an error names the template.
 func (a *admission) admit(p *pod) error {
+	if err := a.check(p); err != nil {
+		return fmt.Errorf("%s: %w", p.where, err)
+	}
+	return nil
+}
+
+func (a *admission) check(p *pod) error {
 	if len(p.ops) == 0 {
 		return nil
 	}
@@ -68,12 +77,14 @@ func (a *admission) admit(p *pod) error {
 	return inject.CheckAnnotations(before.Annotations, p.ops)
 }
 
-// note says, once, what could not be checked.
-func (a *admission) note(stderr io.Writer) {
-	if a.changed && a.opts.LimitRanges == nil && a.opts.Unchecked != "" {
+// done says, once, what could not be checked, unless err (of the whole
+// run) stops it anyway; it returns err.
+func (a *admission) done(stderr io.Writer, err error) error {
+	if err == nil && a.changed && a.opts.LimitRanges == nil && a.opts.Unchecked != "" {
 		fmt.Fprintf(stderr, "note: LimitRanges not checked (%s): where one has a min, a max or a maxLimitRequestRatio that the %s init container's resources do not meet, the API server refuses these Pods\n",
 			a.opts.Unchecked, inject.InitContainer)
 	}
+	return err
 }
 
 // Cluster is how the plugin reaches the API server: as kubectl does, with

@@ -26,11 +26,9 @@ type Options struct {
 	Resolver  *resolve.Resolver // looks images up
 	Keychain  authn.Keychain
 	Timeout   time.Duration // bound on all registry lookups together
-	// LimitRanges reads a namespace's LimitRanges; nil: they are not
-	// checked, and Unchecked, if set, says why in a note. Namespace is
-	// that of objects that name none.
+	// LimitRanges nil: not checked, and Unchecked says why in a note (admit.go).
 	LimitRanges          LimitRangeReader
-	Namespace, Unchecked string
+	Namespace, Unchecked string // Namespace: of the objects that name none
 }
 
 // pod is a Pod template found in a document, read once.
@@ -208,14 +206,9 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
 		p.ops = res.Ops
-		if err := a.admit(p); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p.where, err))
-		}
+		errs = append(errs, a.admit(p))
 	}
-	if len(errs) == 0 {
-		a.note(stderr)
-	}
-	return errors.Join(errs...)
+	return a.done(stderr, errors.Join(errs...))
 }
 
 // applyAll edits a document's bytes with the changes of its templates.
