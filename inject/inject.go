@@ -95,11 +95,11 @@ func Prepare(data []byte) (*Plan, error) {
 	return pl, nil
 }
 
-// nothingToDo says why a Pod needs no job-signal at all: with one
-// container there is no sidecar to wait for or to stop, so it ends by
-// itself, command or not. Its init containers run before it, and native
-// sidecars are stopped by Kubernetes. The webhook's configuration sends
-// only Pods of more than one container for the same reason.
+// nothingToDo says why a Pod needs no job-signal at all: one container and
+// nothing else to wait for or to stop ends by itself, command or not: its
+// init containers run before it, and Kubernetes stops native sidecars.
+// The webhook's configuration sends only Pods of more than one container
+// for the same reason.
 func nothingToDo(spec *corev1.PodSpec) string {
 	if len(spec.Containers) == 1 {
 		return fmt.Sprintf("one container (%q) and no sidecar: it completes by itself, nothing to do", spec.Containers[0].Name)
