@@ -25,9 +25,9 @@ import (
 	"github.com/job-signal/job-signal/internal/testing/hostileregistry"
 )
 
-// jobWith is a Job whose template has these containers (YAML flow
+// jobOf is a Job whose template has these containers (YAML flow
 // mappings, one a line) and template annotations (a flow mapping, or "").
-func jobWith(annotations string, containers ...string) string {
+func jobOf(annotations string, containers ...string) string {
 	doc := "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n"
 	if annotations != "" {
 		doc += "    metadata: {annotations: " + annotations + "}\n"
@@ -46,7 +46,7 @@ func TestRegistryErrorIsOneLine(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	reg := hostileregistry.Start(t)
-	in := jobWith("", "{name: app, image: "+reg.Image(hostileregistry.HugeErrorText)+"}", "{name: proxy, image: cloud-sql-proxy, command: [/proxy]}")
+	in := jobOf("", "{name: app, image: "+reg.Image(hostileregistry.HugeErrorText)+"}", "{name: proxy, image: cloud-sql-proxy, command: [/proxy]}")
 	var out, stderr bytes.Buffer
 	code := Main(context.Background(), []string{"inject", "--registry-timeout", "30s", "-f", "-"}, strings.NewReader(in), &out, &stderr)
 	if code != 1 || out.Len() > 0 {
@@ -70,11 +70,11 @@ func TestRegistryErrorIsOneLine(t *testing.T) {
 func TestAnnotationsOverTheLimit(t *testing.T) {
 	containers := []string{"{name: app, image: i, command: [/app]}", "{name: proxy, image: cloud-sql-proxy, command: [/proxy]}"}
 	big := func(n int) string { return "{example.com/big: " + strings.Repeat("x", n) + "}" }
-	_, _, err := run(t, jobWith(big(256<<10-len("example.com/big")-200), containers...), true)
+	_, _, err := run(t, jobOf(big(256<<10-len("example.com/big")-200), containers...), true)
 	if err == nil || !strings.Contains(err.Error(), "over the API server's limit of 262144") || !strings.Contains(err.Error(), "Job j, spec.template") {
 		t.Errorf("error %v", err)
 	}
-	out, _, err := run(t, jobWith(big(200<<10), containers...), true)
+	out, _, err := run(t, jobOf(big(200<<10), containers...), true)
 	if err != nil || !strings.Contains(out, "job-signal.dev/injected") {
 		t.Errorf("error %v", err)
 	}
@@ -163,7 +163,7 @@ func TestLimitRangesOnline(t *testing.T) {
 	api := startAPIServer(t, map[string][]corev1.LimitRange{"batch": min, "other": {}, "tiny": tiny, "broken": nil})
 	containers := []string{"{name: app, image: i, command: [/app]}", "{name: proxy, image: cloud-sql-proxy, command: [/proxy]}"}
 	inNamespace := func(name, ns string) string {
-		return strings.Replace(jobWith("", containers...), "metadata: {name: j}", "metadata: {name: "+name+", namespace: "+ns+"}", 1)
+		return strings.Replace(jobOf("", containers...), "metadata: {name: j}", "metadata: {name: "+name+", namespace: "+ns+"}", 1)
 	}
 	plugin := func(input string, args ...string) (string, string, int) {
 		var out, stderr bytes.Buffer
@@ -171,7 +171,7 @@ func TestLimitRangesOnline(t *testing.T) {
 		return out.String(), stderr.String(), code
 	}
 
-	input := inNamespace("a", "batch") + "---\n" + inNamespace("b", "batch") + "---\n" + strings.Replace(jobWith("", containers...), "name: j", "name: c", 1)
+	input := inNamespace("a", "batch") + "---\n" + inNamespace("b", "batch") + "---\n" + strings.Replace(jobOf("", containers...), "name: j", "name: c", 1)
 	out, stderr, code := plugin(input, "-n", "other")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -192,7 +192,7 @@ func TestLimitRangesOnline(t *testing.T) {
 	}
 
 	api.asked = nil
-	if _, _, code := plugin(jobWith("", containers...)); code != 0 || strings.Join(api.asked, ",") != "from-context" {
+	if _, _, code := plugin(jobOf("", containers...)); code != 0 || strings.Join(api.asked, ",") != "from-context" {
 		t.Errorf("exit %d, namespaces asked %q, want the context's", code, api.asked)
 	}
 
@@ -214,7 +214,7 @@ func TestLimitRangesOnline(t *testing.T) {
 func TestLimitRangesUnchecked(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	job := jobWith("", "{name: app, image: i, command: [/app]}", "{name: proxy, image: cloud-sql-proxy, command: [/proxy]}")
+	job := jobOf("", "{name: app, image: i, command: [/app]}", "{name: proxy, image: cloud-sql-proxy, command: [/proxy]}")
 	for _, tc := range []struct {
 		args  []string
 		input string
@@ -222,7 +222,7 @@ func TestLimitRangesUnchecked(t *testing.T) {
 	}{
 		{[]string{"--offline"}, job, "note: LimitRanges not checked (--offline): where one has a min, a max or a maxLimitRequestRatio that the job-signal-install init container's resources do not meet, the API server refuses these Pods\n"},
 		{nil, job, "note: LimitRanges not checked (no kubeconfig: no --kubeconfig, $KUBECONFIG or ~/.kube/config): "},
-		{[]string{"--offline"}, jobWith("", "{name: app, image: i, command: [/app]}"), "note: document 1 (line 1), Job j, spec.template: left unchanged: "},
+		{[]string{"--offline"}, jobOf("", "{name: app, image: i, command: [/app]}"), "note: document 1 (line 1), Job j, spec.template: left unchanged: "},
 	} {
 		var out, stderr bytes.Buffer
 		code := Main(context.Background(), append([]string{"inject", "-f", "-"}, tc.args...), strings.NewReader(tc.input), &out, &stderr)
@@ -236,7 +236,7 @@ func TestLimitRangesUnchecked(t *testing.T) {
 // sidecar is ignored since, gets job-signal taken out on injecting again:
 // the source as it was, with the annotation added, byte for byte.
 func TestNoSidecarAnyMore(t *testing.T) {
-	before := jobWith("{job-signal.dev/main: app}", "{name: app, image: i, command: [/app]}", "{name: migrate, image: i, command: [/migrate]}")
+	before := jobOf("{job-signal.dev/main: app}", "{name: app, image: i, command: [/app]}", "{name: migrate, image: i, command: [/migrate]}")
 	injected, _, err := run(t, before, true)
 	if err != nil || !strings.Contains(injected, inject.InitContainer) {
 		t.Fatalf("%v\n%s", err, injected)
