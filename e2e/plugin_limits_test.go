@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,7 +62,7 @@ func TestPluginLimitRange(t *testing.T) {
 	job := baselineJob("plugin-limited", false)
 	job.TypeMeta = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
 	job.Namespace = s.ns
-	manifest, err := yaml.Marshal(job)
+	manifest, err := json.Marshal(job) // as kubectl get -o json writes it
 	if err != nil {
 		t.Fatal(err)
 	}
