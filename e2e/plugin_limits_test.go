@@ -67,24 +67,24 @@ func TestPluginLimitRange(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	offline, note := plugin(t, s, manifest, "--offline")
-	if !strings.HasPrefix(note, "note: LimitRanges not checked (--offline)") || strings.Count(note, "\n") != 1 {
-		t.Errorf("offline, stderr %q: want one note that LimitRanges were not checked", note)
+	offline, stderr := plugin(t, s, manifest, "--offline", "--image", productImage)
+	if !strings.Contains(stderr, "\nnote: LimitRanges not checked (--offline): ") && !strings.HasPrefix(stderr, "note: LimitRanges not checked (--offline): ") ||
+		strings.Count(stderr, "LimitRanges not checked") != 1 {
+		t.Errorf("offline, stderr %q: want one line that LimitRanges were not checked", stderr)
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "offline-"}, Spec: offline.Spec.Template.Spec}
 	if _, err := kube.Client().CoreV1().Pods(s.ns).Create(s.ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), "48Mi") {
 		t.Errorf("the unchecked Pod: %v, want the LimitRange's refusal (the check matters)", err)
 	}
 
-	online, stderr := plugin(t, s, manifest)
-	if stderr != "" {
+	online, stderr := plugin(t, s, manifest, "--image", productImage)
+	if strings.Contains(stderr, "LimitRanges not checked") {
 		t.Errorf("online, stderr %q", stderr)
 	}
 	install := online.Spec.Template.Spec.InitContainers[0].Resources
 	if cpu, mem := install.Requests[corev1.ResourceCPU], install.Requests[corev1.ResourceMemory]; cpu.Cmp(resource.MustParse("50m")) < 0 || mem.Cmp(resource.MustParse("48Mi")) < 0 {
 		t.Errorf("install container: requests %v limits %v", install.Requests, install.Limits)
 	}
-	localize(t, &online.Spec.Template.Spec)
 	_, pods := s.run(online, completeWithOnePod, 4*time.Minute)
 	expectLayout(t, pods[0], job.Spec.Template.Spec)
 	for _, messages := range s.failedCreates() {
