@@ -67,7 +67,7 @@ func TestPluginLimitRange(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	offline, stderr := plugin(t, s, manifest, "--offline", "--image", productImage)
+	offline, stderr := plugin(t, s, manifest, "--offline")
 	if !strings.Contains(stderr, "\nnote: LimitRanges not checked (--offline): ") && !strings.HasPrefix(stderr, "note: LimitRanges not checked (--offline): ") ||
 		strings.Count(stderr, "LimitRanges not checked") != 1 {
 		t.Errorf("offline, stderr %q: want one line that LimitRanges were not checked", stderr)
@@ -77,7 +77,7 @@ func TestPluginLimitRange(t *testing.T) {
 		t.Errorf("the unchecked Pod: %v, want the LimitRange's refusal (the check matters)", err)
 	}
 
-	online, stderr := plugin(t, s, manifest, "--image", productImage)
+	online, stderr := plugin(t, s, manifest)
 	if strings.Contains(stderr, "LimitRanges not checked") {
 		t.Errorf("online, stderr %q", stderr)
 	}
