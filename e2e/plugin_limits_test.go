@@ -45,20 +45,7 @@ func plugin(t *testing.T, s *space, stdin []byte, args ...string) (*batchv1.Job,
 // one line that it did not check, and the API server refuses that Pod.
 func TestPluginLimitRange(t *testing.T) {
 	t.Parallel()
-	s := newSpace(t, "plugin-limits")
-	_, err := kube.Client().CoreV1().LimitRanges(s.ns).Create(s.ctx, &corev1.LimitRange{
-		ObjectMeta: metav1.ObjectMeta{Name: "limits"},
-		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
-			Type:                 corev1.LimitTypeContainer,
-			Min:                  quantities("cpu", "50m", "memory", "48Mi"),
-			MaxLimitRequestRatio: quantities("cpu", "4"),
-			Default:              quantities("cpu", "200m", "memory", "64Mi"),
-			DefaultRequest:       quantities("cpu", "50m", "memory", "48Mi"),
-		}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := limitedSpace(t, "plugin-limits")
 	job := baselineJob("plugin-limited", false)
 	job.TypeMeta = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
 	job.Namespace = s.ns
