@@ -26,13 +26,12 @@ func quantities(pairs ...string) corev1.ResourceList {
 	return l
 }
 
-// TestWebhookLimitRange: in a namespace whose LimitRange sets a minimum
-// and a maxLimitRequestRatio that the install container's own resources
-// do not meet, a Job with a classic sidecar gets its Pod (the install
-// container moved into the range) and completes.
-func TestWebhookLimitRange(t *testing.T) {
-	t.Parallel()
-	s := newSpace(t, "webhook-limits", map[string]string{inject.LabelInject: "enabled"})
+// limitedSpace is a namespace whose LimitRange sets a minimum and a
+// maxLimitRequestRatio that the install container's own resources (10m
+// and 16Mi requested, 100m and 32Mi limits) do not meet.
+func limitedSpace(t *testing.T, prefix string, labels ...map[string]string) *space {
+	t.Helper()
+	s := newSpace(t, prefix, labels...)
 	_, err := kube.Client().CoreV1().LimitRanges(s.ns).Create(s.ctx, &corev1.LimitRange{
 		ObjectMeta: metav1.ObjectMeta{Name: "limits"},
 		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
@@ -46,6 +45,16 @@ func TestWebhookLimitRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// TestWebhookLimitRange: in a namespace whose LimitRange sets a minimum
+// and a maxLimitRequestRatio that the install container's own resources
+// do not meet, a Job with a classic sidecar gets its Pod (the install
+// container moved into the range) and completes.
+func TestWebhookLimitRange(t *testing.T) {
+	t.Parallel()
+	s := limitedSpace(t, "webhook-limits", map[string]string{inject.LabelInject: "enabled"})
 	hook := startWebhook(t) // it lists LimitRanges before it serves
 	registerWebhook(t, hook.addr, s.ns)
 	job := baselineJob("limited", false)

@@ -23,8 +23,9 @@ import (
 //     The install init container's requests are part of that.
 //
 // What else the API server or a LimitRange checks depends on the cluster,
-// not the Pod: the webhook checks that (LimitRanges); the plugin's output
-// is checked by the API server when applied.
+// not the Pod: both front ends fit the install container into the
+// namespace's LimitRanges (FitLimitRanges), the webhook always, the plugin
+// when online, and check the annotations' size (CheckAnnotations).
 func admissible(spec *corev1.PodSpec) error {
 	if spec.OS != nil && spec.OS.Name == corev1.Windows {
 		return fmt.Errorf("spec.os.name is windows: job-signal and sidecar-watch are Linux programs, so they cannot wrap its containers")

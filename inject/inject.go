@@ -23,6 +23,7 @@ type Plan struct {
 	known   map[string][]string // command lines kept from a previous injection
 	text    map[string]string   // source texts kept by a previous injection
 	nothing string
+	takeOut string // why a template injected before needs job-signal no more
 }
 
 // Need is a container whose command line comes from its image.
@@ -64,8 +65,7 @@ func Prepare(data []byte) (*Plan, error) {
 		}
 	}
 	if why := nothingToDo(&pl.orig.spec); why != "" {
-		pl.nothing = why
-		return pl, nil
+		return pl.leave(why), nil
 	}
 	if err := admissible(&pl.orig.spec); err != nil {
 		return nil, err
@@ -77,6 +77,9 @@ func Prepare(data []byte) (*Plan, error) {
 	pl.p, err = makePlan(&pl.orig.spec, s, pl.orig.annotations[AnnotationDefaultContainer])
 	if err != nil {
 		return nil, err
+	}
+	if len(pl.p.sidecars) == 0 {
+		return pl.leave(fmt.Sprintf("no sidecar: every container but the job (%q) is ignored (%s%s), and it completes by itself, nothing to do", pl.p.main, Prefix, keyIgnore)), nil
 	}
 	if err := pl.checkWrapped(); err != nil {
 		return nil, err
@@ -103,15 +106,32 @@ func withoutInjection(t *template, ops []Op) (*template, error) {
 }
 
 // nothingToDo says why a Pod needs no job-signal at all: one container and
-// no command of its own ends by itself, with nothing to stop after it.
+// nothing else to wait for or to stop ends by itself, command or not: its
+// init containers run before it, and Kubernetes stops native sidecars.
+// The webhook's configuration sends only Pods of more than one container
+// for the same reason.
 func nothingToDo(spec *corev1.PodSpec) string {
-	if len(spec.Containers) == 1 && len(spec.InitContainers) == 0 && NeedsImage(&spec.Containers[0]) {
+	if len(spec.Containers) == 1 {
 		return fmt.Sprintf("one container (%q) and no sidecar: it completes by itself, nothing to do", spec.Containers[0].Name)
 	}
 	return ""
 }
 
-// Nothing is non-empty, saying why, when the template needs no job-signal.
+// leave decides that the template needs no job-signal, saying why. A
+// template injected before (when it had a sidecar) has job-signal taken
+// out instead: injecting it gives what injecting the original gives.
+func (pl *Plan) leave(why string) *Plan {
+	pl.p = nil
+	if pl.undo != nil {
+		pl.takeOut = why
+		return pl
+	}
+	pl.nothing = why
+	return pl
+}
+
+// Nothing is non-empty, saying why, when the template needs no job-signal
+// and is left unchanged.
 func (pl *Plan) Nothing() string { return pl.nothing }
 
 // Needs lists the containers Inject will wrap whose image must be looked
@@ -153,6 +173,9 @@ func (pl *Plan) checkWrapped() error {
 func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result, error) {
 	if pl.nothing != "" {
 		return Result{}, nil
+	}
+	if pl.takeOut != "" {
+		return Result{Ops: pl.undo, Warnings: []string{"job-signal taken out: " + pl.takeOut}}, nil
 	}
 	if installer == "" {
 		return Result{}, errors.New("inject: the installer image is empty: name the job-signal image of the install init container")

@@ -60,9 +60,12 @@ func (i Input) open(stdin io.Reader) (io.Reader, func(), error) {
 // InjectCmd is `kubectl job-signal inject`.
 type InjectCmd struct {
 	Input
-	Offline         bool          `help:"Never contact a registry: refuse containers without a command, naming them."`
+	Offline         bool          `help:"Never contact a registry or the API server: refuse containers without a command, naming them; LimitRanges are not checked (a note says so)."`
 	RegistryTimeout time.Duration `default:"30s" placeholder:"DURATION" help:"Give up looking up images after this long (default ${default})."`
 	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default}); set it to use a mirror."`
+	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading the namespaces' LimitRanges, to fit the install container into them (default: $$KUBECONFIG, else ~/.kube/config; none: not checked, with a note). Not read with --offline."`
+	Context         string        `placeholder:"NAME" help:"The kubeconfig's context to use (default: its current one)."`
+	Namespace       string        `short:"n" placeholder:"NAME" help:"Namespace of the objects that name none (default: the context's)."`
 }
 
 // UninjectCmd is `kubectl job-signal uninject`.
@@ -101,13 +104,22 @@ func (c *InjectCmd) run(ctx context.Context, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer done()
-	return Run(ctx, in, stdout, stderr, &Options{
+	opts := &Options{
 		Offline:   c.Offline,
 		Installer: c.Image,
 		Resolver:  resolve.New(nil, 256),
 		Keychain:  authn.DefaultKeychain,
 		Timeout:   c.RegistryTimeout,
-	})
+		Namespace: c.Namespace,
+		Unchecked: "--offline",
+	}
+	if !c.Offline {
+		opts.LimitRanges, opts.Namespace, opts.Unchecked, err = Cluster{c.Kubeconfig, c.Context, c.Namespace}.limitRanges()
+		if err != nil {
+			return err
+		}
+	}
+	return Run(ctx, in, stdout, stderr, opts)
 }
 
 func (c *UninjectCmd) run(stdin io.Reader, stdout, stderr io.Writer) error {

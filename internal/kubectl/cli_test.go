@@ -144,7 +144,7 @@ func TestBadInput(t *testing.T) {
 		{"two candidates for the job", job("      - {name: a, image: i, command: [/a]}\n      - {name: b, image: i, command: [/b]}\n"), []string{`"a" and "b"`, "job-signal.dev/main"}},
 		{"kubexit", job("      - {name: a, image: i, command: [/kubexit/kubexit, /a], env: [{name: KUBEXIT_NAME, value: a}]}\n      - {name: b, image: cloud-sql-proxy, command: [/b]}\n"), []string{"kubexit", "KUBEXIT_BIRTH_DEPS"}},
 		{"an https probe", job("      - {name: a, image: i, command: [/a]}\n      - {name: b, image: envoyproxy/envoy:v1.31, command: [envoy], readinessProbe: {httpGet: {scheme: HTTPS, port: 8443, path: /ready}}}\n"), []string{`container "b": readinessProbe is https`, "job-signal.dev/ready-tcp.b"}},
-		{"a bad annotation", strings.Replace(job("      - {name: a, image: b, command: [/a]}\n"), "  template:\n", "  template:\n    metadata: {annotations: {job-signal.dev/grace: soon}}\n", 1), []string{"Job j", "job-signal.dev/grace", "duration"}},
+		{"a bad annotation", strings.Replace(job("      - {name: a, image: b, command: [/a]}\n      - {name: p, image: cloud-sql-proxy, command: [/p]}\n"), "  template:\n", "  template:\n    metadata: {annotations: {job-signal.dev/grace: soon}}\n", 1), []string{"Job j", "job-signal.dev/grace", "duration"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := run(t, tc.input, true)

@@ -102,12 +102,15 @@ func TestFieldsKept(t *testing.T) {
 	}
 }
 
-// TestNothingToDo: a Job with one container and no command passes
-// through untouched, offline too, with a note.
+// TestNothingToDo: a Job with one container passes through untouched,
+// offline too, with a note, whether the container has a command or not:
+// no install init container for a Pod that needs none.
 func TestNothingToDo(t *testing.T) {
-	in := "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - {name: a, image: registry.example/a:1}\n"
-	out, stderr, err := run(t, in, true)
-	if err != nil || out != in || !strings.Contains(stderr, "nothing to do") {
-		t.Errorf("err %v, stderr %q, output:\n%s", err, stderr, out)
+	for _, c := range []string{"{name: a, image: registry.example/a:1}", "{name: a, image: registry.example/a:1, command: [/a]}"} {
+		in := "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - " + c + "\n"
+		out, stderr, err := run(t, in, true)
+		if err != nil || out != in || !strings.Contains(stderr, "nothing to do") {
+			t.Errorf("%s: err %v, stderr %q, output:\n%s", c, err, stderr, out)
+		}
 	}
 }

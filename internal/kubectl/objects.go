@@ -14,6 +14,8 @@ type template struct {
 	where  string         // "document 2 (line 14), Job nightly-export, spec.template"
 	obj    map[string]any // the object holding metadata and spec
 	prefix string         // its JSON Pointer in the document
+	// namespace is the object's metadata.namespace ("": the default one).
+	namespace string
 }
 
 // neverComplete are the kinds whose Pods are restarted when they end, so
@@ -88,7 +90,8 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 	if mapValue(obj, "spec") == nil {
 		return nil, nil, fmt.Errorf("%s: spec is missing or not an object", where)
 	}
-	return []template{{doc: d, where: where, obj: obj, prefix: pointer + inject.Pointer(path...)}}, nil, nil
+	namespace := scalar(mapValue(root, "metadata"), "namespace")
+	return []template{{doc: d, where: where, obj: obj, prefix: pointer + inject.Pointer(path...), namespace: namespace}}, nil, nil
 }
 
 // findInList looks into items. A typed list (JobList, PodList...) holds

@@ -26,6 +26,9 @@ type Options struct {
 	Resolver  *resolve.Resolver // looks images up
 	Keychain  authn.Keychain
 	Timeout   time.Duration // bound on all registry lookups together
+	// LimitRanges nil: not checked, and Unchecked says why in a note (admit.go).
+	LimitRanges          LimitRangeReader
+	Namespace, Unchecked string // Namespace: of the objects that name none
 }
 
 // pod is a Pod template found in a document, read once.
@@ -159,6 +162,7 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		return err
 	}
 	var errs []error
+	a := newAdmission(ctx, opts)
 	for _, p := range pods {
 		res, err := p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
 		if err != nil {
@@ -169,8 +173,9 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
 		p.ops = res.Ops
+		errs = append(errs, a.admit(p))
 	}
-	return errors.Join(errs...)
+	return a.done(stderr, errors.Join(errs...))
 }
 
 // applyAll edits a document's bytes with the changes of its templates.
@@ -254,7 +259,7 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[imageKey]injec
 	for _, p := range pods {
 		for _, n := range p.plan.Needs() {
 			if l := lookups[imageKey{p.platform, n.Image}]; l != nil && l.err != nil {
-				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %w", p.where, n.Container, l.err))
+				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %s", p.where, n.Container, inject.OneLine(l.err.Error(), inject.MaxReason)))
 			} else if l != nil {
 				images[imageKey{p.platform, n.Image}] = l.cfg
 			}

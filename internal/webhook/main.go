@@ -17,14 +17,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/job-signal/job-signal/internal/cli"
+	"github.com/job-signal/job-signal/internal/kubeapi"
 	"github.com/job-signal/job-signal/internal/resolve"
 	"github.com/job-signal/job-signal/internal/version"
 )
@@ -173,7 +172,7 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 		return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	config.UserAgent = "job-signal-webhook/" + version.Release
-	client, err := coreClient(config)
+	client, err := kubeapi.CoreClient(config)
 	if err != nil {
 		return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
 	}
@@ -202,20 +201,4 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 			return out, err
 		},
 	}, nil
-}
-
-// coreClient is a REST client for the core API group that knows only its
-// types: the typed clientset would register every API group's types at
-// start (megabytes of the process's resident size) for the two kinds the
-// webhook reads.
-func coreClient(config *rest.Config) (*rest.RESTClient, error) {
-	scheme := kruntime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil { // with Status, lists and watch events
-		return nil, err
-	}
-	config = rest.CopyConfig(config)
-	config.GroupVersion = &corev1.SchemeGroupVersion
-	config.APIPath = "/api"
-	config.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	return rest.RESTClientFor(config)
 }

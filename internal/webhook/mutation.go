@@ -3,17 +3,13 @@ package webhook
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -68,106 +64,10 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 			return nil, nil, "", fail(reasonLimitRange, err)
 		}
 	}
-	if size := annotationsSize(annotationsAfter(pod.Annotations, ops)); size > totalAnnotationLimit {
-		return nil, nil, "", fail(reasonAnnotations, fmt.Errorf("with job-signal's record (%s) the Pod's annotations would take %d bytes, over the API server's limit of %d",
-			inject.AnnotationInjected, size, totalAnnotationLimit))
+	if err := inject.CheckAnnotations(pod.Annotations, ops); err != nil {
+		return nil, nil, "", fail(reasonAnnotations, err)
 	}
 	return ops, res.Warnings, "", nil
-}
-
-// fitOps fits the install init container that ops add into the
-// namespace's LimitRanges (limitrange.go): it reads the Pod whole, applies
-// ops to raw to see the Pod as the API server will, fits the container,
-// and writes the resources it was given into the op that adds it.
-func fitOps(raw []byte, ops []inject.Op, ranges []corev1.LimitRange) ([]inject.Op, error) {
-	if len(ranges) == 0 {
-		return ops, nil
-	}
-	before, after := &corev1.Pod{}, &corev1.Pod{}
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, before); err != nil {
-		return nil, err
-	}
-	patched, err := inject.Apply(raw, ops)
-	if err != nil {
-		return nil, err
-	}
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(patched, after); err != nil {
-		return nil, err
-	}
-	if err := fitLimitRanges(before, after, ranges); err != nil {
-		return nil, err
-	}
-	i := slices.IndexFunc(after.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == inject.InitContainer })
-	if i < 0 {
-		return ops, nil
-	}
-	return withInstallResources(ops, after.Spec.InitContainers[i].Resources), nil
-}
-
-// withInstallResources is ops with the install container they add (alone,
-// or as the list of init containers) given resources r.
-func withInstallResources(ops []inject.Op, r corev1.ResourceRequirements) []inject.Op {
-	out := slices.Clone(ops)
-	set := func(v any) any {
-		f, ok := v.(inject.Fields)
-		if !ok || !slices.Contains(f, inject.Field{Key: "name", Value: inject.InitContainer}) {
-			return v
-		}
-		f = slices.Clone(f)
-		for j := range f {
-			if f[j].Key == "resources" {
-				f[j].Value = r
-			}
-		}
-		return f
-	}
-	for i, o := range out {
-		switch v := o.Value.(type) {
-		case inject.Fields:
-			out[i].Value = set(v)
-		case []any:
-			list := slices.Clone(v)
-			for j := range list {
-				list[j] = set(list[j])
-			}
-			out[i].Value = list
-		}
-	}
-	return out
-}
-
-// annotationsAfter is the Pod's annotations once ops are applied. Of
-// inject's ops only these touch them: adding or removing one annotation
-// (its record), and setting metadata, or its annotations, whole.
-func annotationsAfter(before map[string]string, ops []inject.Op) map[string]string {
-	out := maps.Clone(before)
-	for _, o := range ops {
-		key, one := strings.CutPrefix(o.Path, "/metadata/annotations/")
-		switch {
-		case one && o.Op == "remove":
-			delete(out, strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~"))
-		case one:
-			if out == nil {
-				out = map[string]string{}
-			}
-			var v string
-			b, _ := json.Marshal(o.Value)
-			json.Unmarshal(b, &v)
-			out[strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")] = v
-		case o.Path == "/metadata" || o.Path == "/metadata/annotations":
-			var whole struct {
-				Annotations map[string]string `json:"annotations"`
-			}
-			b, _ := json.Marshal(o.Value)
-			if o.Path == "/metadata" {
-				json.Unmarshal(b, &whole)
-			} else {
-				json.Unmarshal(b, &whole.Annotations)
-			}
-			out = whole.Annotations // nil for a remove
-		}
-	}
-	return out
 }
 
 // keychain is the Pod's pull secrets, then the webhook's own Docker

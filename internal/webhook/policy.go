@@ -2,11 +2,10 @@ package webhook
 
 import (
 	"errors"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/job-signal/job-signal/inject"
 )
 
 // outcome is what the webhook did with a Pod.
@@ -137,52 +136,14 @@ func needsJobSignal(pod *corev1.Pod) bool {
 }
 
 // maxReason bounds a reason written into an object (annotation, warning,
-// the message of a denial, which the Job controller copies into an
-// event).
-const maxReason = 1024
+// the message of a denial): the bound the plugin's messages share.
+const maxReason = inject.MaxReason
 
-// oneLine is s as one line of printable text of at most max bytes:
-// control characters and runs of white space become one space, and a
-// longer text is cut at a character boundary, ending with "...".
-func oneLine(s string, max int) string {
-	var b strings.Builder
-	space := false
-	for i, r := range s {
-		if i > 4*max { // enough to fill max, whatever is dropped
-			break
-		}
-		if unicode.IsSpace(r) || !unicode.IsPrint(r) || r == utf8.RuneError {
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-		if b.Len() > max {
-			break
-		}
-	}
-	out := b.String()
-	if len(out) <= max {
-		return out
-	}
-	cut := max - len("...")
-	for cut > 0 && !utf8.RuneStart(out[cut]) {
-		cut--
-	}
-	return out[:cut] + "..."
-}
+// oneLine is inject.OneLine, the one rule for a message from outside.
+func oneLine(s string, max int) string { return inject.OneLine(s, max) }
 
-// totalAnnotationLimit is the API server's bound on a Pod's annotations:
-// the lengths of all keys and values together.
-const totalAnnotationLimit = 256 << 10
+// totalAnnotationLimit and annotationsSize are inject's, the one rule for
+// the API server's bound on a Pod's annotations.
+const totalAnnotationLimit = inject.TotalAnnotationLimit
 
-func annotationsSize(annotations map[string]string) int {
-	n := 0
-	for k, v := range annotations {
-		n += len(k) + len(v)
-	}
-	return n
-}
+func annotationsSize(annotations map[string]string) int { return inject.AnnotationsSize(annotations) }

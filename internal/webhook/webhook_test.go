@@ -94,6 +94,14 @@ func TestMutate(t *testing.T) {
 		t.Errorf("a ReplicaSet's Pod was patched: %s", resp.Patch)
 	}
 
+	// A labelled Pod with no sidecar passes untouched, command or not.
+	alone := jobPod(container("job", "/job"))
+	alone.OwnerReferences = nil
+	alone.Labels = map[string]string{inject.LabelInject: "enabled"}
+	if _, resp := s.Review(t, alone); resp.Patch != nil || len(resp.Warnings) > 0 {
+		t.Errorf("a Pod with no sidecar was patched: %s %q", resp.Patch, resp.Warnings)
+	}
+
 	// A labelled Pod the transformation refuses is admitted, annotated.
 	bare := jobPod(container("job", "/job"), container("proxy", "/proxy"))
 	bare.OwnerReferences = nil

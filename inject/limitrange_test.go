@@ -1,4 +1,4 @@
-package webhook
+package inject
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/version"
 )
 
 func list(pairs ...string) corev1.ResourceList {
@@ -26,7 +26,7 @@ func limitRange(items ...corev1.LimitRangeItem) []corev1.LimitRange {
 
 // TestFitLimitRanges: the install init container is given what the
 // LimitRange plugin would have given it and moved inside the ranges, in
-// the patch the webhook sends; a
+// the ops both front ends write; a
 // Pod the ranges would still refuse because of job-signal is an error
 // naming the LimitRange, one they refused anyway is not blamed on it.
 func TestFitLimitRanges(t *testing.T) {
@@ -80,8 +80,8 @@ func TestFitLimitRanges(t *testing.T) {
 				{Name: "proxy", Image: "busybox", Command: []string{"/proxy"}, Resources: tc.containers},
 			}}}
 			raw, _ := json.Marshal(before)
-			// As the webhook does it: fitted, written into the ops, applied.
-			ops, err := fitOps(raw, injectOps(t, raw), tc.ranges)
+			// As the front ends do it: fitted, written into the ops, applied.
+			ops, err := FitLimitRanges(raw, before, opsOf(t, raw), tc.ranges)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -91,7 +91,7 @@ func TestFitLimitRanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			patched, err := inject.Apply(raw, ops)
+			patched, err := Apply(raw, ops)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestFitLimitRanges(t *testing.T) {
 				t.Errorf("install container: requests %v limits %v, want %v %v", got.Requests, got.Limits, tc.requests, tc.limits)
 			}
 			for _, v := range limitRangeViolations(after, tc.ranges) {
-				if strings.Contains(v, inject.InitContainer) {
+				if strings.Contains(v, InitContainer) {
 					t.Errorf("still violated: %s", v)
 				}
 			}
@@ -157,4 +157,19 @@ func TestLimitRangeViolations(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// opsOf is inject's ops for the Pod raw, every command given (no
+// lookup), as the front ends plan them before their own checks.
+func opsOf(t *testing.T, raw []byte) []Op {
+	t.Helper()
+	plan, err := Prepare(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := plan.Inject(nil, version.Image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Ops
 }

@@ -1,0 +1,230 @@
+package inject
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	kjson "sigs.k8s.io/json"
+)
+
+// The LimitRange admission plugin defaults and checks a Pod's containers
+// before mutating webhooks are called, and checks the Pod again after
+// them, without defaulting. A namespace whose LimitRange sets a min, a max
+// or a maxLimitRequestRatio that the install init container's fixed
+// resources do not meet would refuse every injected Pod (and a Job
+// controller could create none). So both front ends, given the
+// namespace's LimitRanges (the webhook watches them, the plugin reads them
+// when online), give the install container what that plugin would have
+// given it, move its resources into the ranges, and check the Pod as the
+// plugin will (the rules of plugin/pkg/admission/limitranger, restated:
+// the plugin cannot be used as a library). What the Pod's own containers
+// violated before stays theirs; a violation that only the injected Pod has
+// is refused.
+
+// FitLimitRanges fits the install init container that ops (Inject's, on
+// the Pod or template raw, which is before) add into the namespace's
+// LimitRanges: it applies ops to raw to see the Pod as the API server
+// will, fits the container, and writes the resources it was given into
+// the op that adds it. An error names the LimitRange that would still
+// refuse the Pod because of job-signal.
+func FitLimitRanges(raw []byte, before *corev1.Pod, ops []Op, ranges []corev1.LimitRange) ([]Op, error) {
+	if len(ranges) == 0 {
+		return ops, nil
+	}
+	patched, err := Apply(raw, ops)
+	if err != nil {
+		return nil, err
+	}
+	after := &corev1.Pod{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(patched, after); err != nil {
+		return nil, err
+	}
+	if err := fitLimitRanges(before, after, ranges); err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(after.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == InitContainer })
+	if i < 0 {
+		return ops, nil
+	}
+	return withInstallResources(ops, resourcesValue(after.Spec.InitContainers[i].Resources)), nil
+}
+
+// withInstallResources is ops with the install container they add (alone,
+// or as the list of init containers) given resources r.
+func withInstallResources(ops []Op, r Fields) []Op {
+	out := slices.Clone(ops)
+	set := func(v any) any {
+		f, ok := v.(Fields)
+		if !ok || !slices.Contains(f, Field{Key: "name", Value: InitContainer}) {
+			return v
+		}
+		f = slices.Clone(f)
+		for j := range f {
+			if f[j].Key == "resources" {
+				f[j].Value = r
+			}
+		}
+		return f
+	}
+	for i, o := range out {
+		switch v := o.Value.(type) {
+		case Fields:
+			out[i].Value = set(v)
+		case []any:
+			list := slices.Clone(v)
+			for j := range list {
+				list[j] = set(list[j])
+			}
+			out[i].Value = list
+		}
+	}
+	return out
+}
+
+// resourcesValue writes r as the layout writes resources (requests, then
+// limits, resources by name), so that the plugin edits it into a manifest
+// as it writes the rest.
+func resourcesValue(r corev1.ResourceRequirements) Fields {
+	var f Fields
+	for _, side := range []struct {
+		key  string
+		list corev1.ResourceList
+	}{{"requests", r.Requests}, {"limits", r.Limits}} {
+		if len(side.list) == 0 {
+			continue
+		}
+		var q Fields
+		for _, name := range sortedNames(side.list) {
+			v := side.list[name]
+			q = append(q, Field{Key: string(name), Value: v.String()})
+		}
+		f = append(f, Field{Key: side.key, Value: q})
+	}
+	return f
+}
+
+// minInstallMemory is the least memory limit the install container may
+// be given: the layout's request, what copying the binaries into their
+// memory-backed volume is given anyway.
+var minInstallMemory = resource.MustParse("16Mi")
+
+// fitLimitRanges fits the install init container of after (the injected
+// before) into ranges, and returns an error naming the LimitRange when
+// after would still be refused for a reason before would not.
+func fitLimitRanges(before, after *corev1.Pod, ranges []corev1.LimitRange) error {
+	if len(ranges) == 0 {
+		return nil
+	}
+	i := slices.IndexFunc(after.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == InitContainer })
+	if i >= 0 {
+		fitContainer(&after.Spec.InitContainers[i].Resources, ranges)
+		if lim, ok := after.Spec.InitContainers[i].Resources.Limits[corev1.ResourceMemory]; ok && lim.Cmp(minInstallMemory) < 0 {
+			return fmt.Errorf("the namespace's LimitRange allows containers a memory limit of at most %s, less than the %s the %s init container needs", lim.String(), minInstallMemory.String(), InitContainer)
+		}
+	}
+	had := map[string]bool{}
+	for _, v := range limitRangeViolations(before, ranges) {
+		had[v] = true
+	}
+	var added []string
+	for _, v := range limitRangeViolations(after, ranges) {
+		if !had[v] {
+			added = append(added, v)
+		}
+	}
+	if len(added) > 0 {
+		return fmt.Errorf("with job-signal, the namespace's LimitRange would refuse the Pod: %s", strings.Join(added, "; "))
+	}
+	return nil
+}
+
+// fitContainer gives r the defaults of ranges' Container limits for what
+// it does not set, then moves it inside their min, max and
+// maxLimitRequestRatio where it can.
+func fitContainer(r *corev1.ResourceRequirements, ranges []corev1.LimitRange) {
+	if r.Requests == nil {
+		r.Requests = corev1.ResourceList{}
+	}
+	if r.Limits == nil {
+		r.Limits = corev1.ResourceList{}
+	}
+	items := containerItems(ranges)
+	for _, item := range items {
+		for name, q := range item.DefaultRequest {
+			if _, ok := r.Requests[name]; !ok {
+				r.Requests[name] = q.DeepCopy()
+			}
+		}
+		for name, q := range item.Default {
+			if _, ok := r.Limits[name]; !ok {
+				r.Limits[name] = q.DeepCopy()
+			}
+		}
+	}
+	for _, item := range items {
+		for name, min := range item.Min {
+			if req, ok := r.Requests[name]; !ok || req.Cmp(min) < 0 {
+				r.Requests[name] = min.DeepCopy()
+			}
+			if lim, ok := r.Limits[name]; ok && lim.Cmp(min) < 0 {
+				r.Limits[name] = min.DeepCopy()
+			}
+		}
+		for name, max := range item.Max {
+			if lim, ok := r.Limits[name]; !ok || lim.Cmp(max) > 0 {
+				r.Limits[name] = max.DeepCopy()
+			}
+			if req, ok := r.Requests[name]; ok && req.Cmp(max) > 0 {
+				r.Requests[name] = max.DeepCopy()
+			}
+		}
+		for name, ratio := range item.MaxLimitRequestRatio {
+			req, hasReq := r.Requests[name]
+			lim, hasLim := r.Limits[name]
+			switch {
+			case hasReq && !hasLim:
+				r.Limits[name] = req.DeepCopy()
+			case hasLim && !hasReq:
+				r.Requests[name] = lim.DeepCopy()
+			case hasReq && hasLim && ratio.Sign() > 0:
+				if least := divideUp(name, lim, ratio); req.Cmp(least) < 0 {
+					r.Requests[name] = least
+				}
+			}
+		}
+	}
+	// A request above its limit is invalid: the limit follows.
+	for name, req := range r.Requests {
+		if lim, ok := r.Limits[name]; ok && req.Cmp(lim) > 0 {
+			r.Limits[name] = req.DeepCopy()
+		}
+	}
+}
+
+func containerItems(ranges []corev1.LimitRange) []corev1.LimitRangeItem {
+	var items []corev1.LimitRangeItem
+	for _, lr := range ranges {
+		for _, item := range lr.Spec.Limits {
+			if item.Type == corev1.LimitTypeContainer {
+				items = append(items, item)
+			}
+		}
+	}
+	return items
+}
+
+// divideUp is the least request whose ratio to lim is at most ratio: in
+// millicores for CPU, whole units (bytes) for the rest.
+func divideUp(name corev1.ResourceName, lim, ratio resource.Quantity) resource.Quantity {
+	if lim.Value() > resource.MaxMilliValue/1000 || ratio.MilliValue() <= 0 {
+		return *resource.NewQuantity((lim.Value()+ratio.Value()-1)/max(ratio.Value(), 1), lim.Format)
+	}
+	milli := (lim.MilliValue()*1000 + ratio.MilliValue() - 1) / ratio.MilliValue()
+	if name == corev1.ResourceCPU {
+		return *resource.NewMilliQuantity(milli, lim.Format)
+	}
+	return *resource.NewQuantity((milli+999)/1000, lim.Format)
+}

@@ -1,0 +1,125 @@
+package kubectl
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/kubeapi"
+	"github.com/job-signal/job-signal/internal/version"
+)
+
+// LimitRangeReader lists a namespace's LimitRanges through the API server.
+type LimitRangeReader func(ctx context.Context, namespace string) ([]corev1.LimitRange, error)
+
+// apiTimeout bounds reading a namespace's LimitRanges.
+const apiTimeout = 30 * time.Second
+
+// admission checks what inject's changes make of each template against
+// what the API server checks when the Pod is created, by the webhook's
+// rules (shared in inject): the install init container fitted into the
+// namespace's LimitRanges (when they can be read), the total size of the
+// annotations. A template that would be refused is an error naming why,
+// rather than output that kubectl apply fails on.
+type admission struct {
+	ctx     context.Context
+	opts    *Options
+	ranges  map[string][]corev1.LimitRange // read, by namespace
+	changed bool                           // some template is changed
+}
+
+func newAdmission(ctx context.Context, opts *Options) *admission {
+	return &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
+}
+
+// admit checks p's changes, and may change how the install container
+// is written; an error names the template.
+func (a *admission) admit(p *pod) error {
+	if err := a.check(p); err != nil {
+		return fmt.Errorf("%s: %w", p.where, err)
+	}
+	return nil
+}
+
+func (a *admission) check(p *pod) error {
+	if len(p.ops) == 0 {
+		return nil
+	}
+	a.changed = true
+	var before corev1.Pod
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(p.json, &before); err != nil { // as the API server reads it
+		return err
+	}
+	if a.opts.LimitRanges != nil {
+		namespace := cmp.Or(p.namespace, a.opts.Namespace, "default")
+		ranges, ok := a.ranges[namespace]
+		if !ok {
+			var err error
+			if ranges, err = a.opts.LimitRanges(a.ctx, namespace); err != nil {
+				return fmt.Errorf("read the LimitRanges of namespace %s, to fit the %s init container into them: %s (check --kubeconfig and --context, or use --offline)",
+					namespace, inject.InitContainer, inject.OneLine(err.Error(), inject.MaxReason))
+			}
+			a.ranges[namespace] = ranges
+		}
+		var err error
+		if p.ops, err = inject.FitLimitRanges(p.json, &before, p.ops, ranges); err != nil {
+			return fmt.Errorf("namespace %s: %w", namespace, err)
+		}
+	}
+	return inject.CheckAnnotations(before.Annotations, p.ops)
+}
+
+// done says, once, what could not be checked, unless err (of the whole
+// run) stops it anyway; it returns err.
+func (a *admission) done(stderr io.Writer, err error) error {
+	if err == nil && a.changed && a.opts.LimitRanges == nil && a.opts.Unchecked != "" {
+		fmt.Fprintf(stderr, "note: LimitRanges not checked (%s): where one has a min, a max or a maxLimitRequestRatio that the %s init container's resources do not meet, the API server refuses these Pods\n",
+			a.opts.Unchecked, inject.InitContainer)
+	}
+	return err
+}
+
+// Cluster is how the plugin reaches the API server: as kubectl does, with
+// the kubeconfig (Kubeconfig, else $KUBECONFIG, else ~/.kube/config, or
+// the Pod's account when run in one), its Context, and Namespace for the
+// objects that name none (else the context's).
+type Cluster struct {
+	Kubeconfig, Context, Namespace string
+}
+
+// limitRanges connects to the cluster. Without any kubeconfig it returns
+// no reader, and why, for the note; a kubeconfig that cannot be used is
+// an error.
+func (c Cluster) limitRanges() (read LimitRangeReader, namespace, unchecked string, err error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = c.Kubeconfig
+	cfg := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: c.Context, Context: clientcmdapi.Context{Namespace: c.Namespace}})
+	config, err := cfg.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, c.Namespace, "no kubeconfig: no --kubeconfig, $KUBECONFIG or ~/.kube/config", nil
+	}
+	if err != nil {
+		return nil, "", "", fmt.Errorf("kubeconfig: %s", inject.OneLine(err.Error(), inject.MaxReason))
+	}
+	if namespace, _, err = cfg.Namespace(); err != nil {
+		return nil, "", "", fmt.Errorf("kubeconfig: %s", inject.OneLine(err.Error(), inject.MaxReason))
+	}
+	config.UserAgent = "kubectl-job_signal/" + version.Release
+	config.Timeout = apiTimeout
+	client, err := kubeapi.CoreClient(kubeapi.Bounded(config, kubeapi.MaxAnswer))
+	if err != nil {
+		return nil, "", "", fmt.Errorf("kubeconfig: %w", err)
+	}
+	return func(ctx context.Context, namespace string) ([]corev1.LimitRange, error) {
+		return kubeapi.LimitRanges(ctx, client, namespace)
+	}, namespace, "", nil
+}
