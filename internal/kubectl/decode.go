@@ -37,7 +37,7 @@ func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []str
 	if err != nil || len(templates) == 0 {
 		return nil, notes, err
 	}
-	p := &parsed{doc: d, json: js}
+	p := &parsed{doc: d, json: js, value: v}
 	var errs []error
 	for _, t := range templates {
 		js, err := json.Marshal(t.obj)

@@ -41,10 +41,11 @@ type pod struct {
 // parsed is a document as kubectl reads it, with the Pod templates in it;
 // root is its source tree, read only when it changes.
 type parsed struct {
-	doc  *document
-	json []byte // the document's meaning
-	root *snode
-	pods []*pod
+	doc   *document
+	json  []byte // the document's meaning
+	value any    // the same, decoded (numbers as json.Number)
+	root  *snode
+	pods  []*pod
 }
 
 // Run transforms every Pod template of the documents read from in

@@ -43,11 +43,7 @@ func verify(p *parsed, text string, injecting bool) error {
 	for _, pd := range p.pods {
 		ops = append(ops, pd.applied...)
 	}
-	wantJSON, err := inject.Apply(p.json, ops)
-	if err != nil {
-		return fmt.Errorf("%s: %w", p.doc, err)
-	}
-	want, err := decodeValue(wantJSON)
+	want, err := inject.ApplyDecoded(p.json, p.value, ops)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.doc, err)
 	}
