@@ -31,7 +31,6 @@ type Options struct {
 // pod is a Pod template found in a document, read once.
 type pod struct {
 	template
-	json     []byte // the template's meaning, for inject
 	plan     *inject.Plan
 	platform resolve.Platform
 	ops      []inject.Op
