@@ -57,6 +57,11 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	if err != nil {
 		return err
 	}
+	size := 0
+	for _, d := range docs {
+		size += len(d.raw)
+	}
+	tuneGC(size)
 	type read struct {
 		p     *parsed
 		notes []string
