@@ -95,6 +95,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 		}
 	}
 	type edited struct {
+		doc     *document
 		text    string
 		changed bool
 		err     error
@@ -102,16 +103,18 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	edits := make([]edited, len(all))
 	forEach(len(all), func(i int) {
 		e := &edits[i]
+		e.doc = all[i].doc
 		e.text, e.changed, e.err = editDocument(all[i], opts != nil)
+		all[i] = nil // what was read of it is garbage now: a smaller heap to collect
 	})
 	texts := make(map[*document]string)
-	for i, e := range edits {
+	for _, e := range edits {
 		if e.err != nil {
 			errs = append(errs, e.err)
 			continue
 		}
 		if e.changed {
-			texts[all[i].doc] = e.text
+			texts[e.doc] = e.text
 		}
 	}
 	if len(errs) > 0 {
