@@ -166,9 +166,18 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	type injected struct {
+		res inject.Result
+		err error
+	}
+	results := make([]injected, len(pods))
+	forEach(len(pods), func(i int) {
+		r, p := &results[i], pods[i]
+		r.res, r.err = p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
+	})
 	var errs []error
-	for _, p := range pods {
-		res, err := p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
+	for i, p := range pods {
+		res, err := results[i].res, results[i].err
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.where, err))
 			continue
