@@ -234,6 +234,19 @@ func generic(v any) (any, error) {
 		if out != nil {
 			return out, nil
 		}
+	case Fields: // the objects inject adds: the last of a key twice, as decoding keeps it
+		out := make(map[string]any, len(v))
+		for _, m := range v {
+			e, err := generic(m.Value)
+			if err != nil || !utf8.ValidString(m.Key) {
+				out = nil
+				break
+			}
+			out[m.Key] = e
+		}
+		if out != nil {
+			return out, nil
+		}
 	}
 	b, err := appendValue(nil, v)
 	if err != nil {

@@ -32,6 +32,10 @@ func checkAsApply(t *testing.T, data []byte, ops []Op) (applied bool) {
 		t.Fatalf("applyTo changed the document it was given")
 	}
 	want, applyErr := Apply(data, ops)
+	decoded, decodedErr := ApplyDecoded(data, before, ops)
+	if (decodedErr != nil) != (applyErr != nil) || applyErr == nil && !reflect.DeepEqual(decoded, any(decodeDoc(t, want))) {
+		t.Fatalf("ops %v: ApplyDecoded gives %v (%v), Apply %s (%v)", ops, decoded, decodedErr, want, applyErr)
+	}
 	switch {
 	case applyErr != nil && err == nil:
 		t.Fatalf("Apply fails (%v), applyTo applied %v", applyErr, ops)
@@ -111,6 +115,10 @@ func TestApplyToAsApply(t *testing.T) {
 		{{Op: "add", Path: "/spec/l/3", Value: "end"}},
 		{{Op: "add", Path: "/spec/l/4", Value: "past the end"}},
 		{{Op: "add", Path: "/spec/l/-", Value: Fields{{"k", []string{"a", "b"}}}}},
+		{{Op: "add", Path: "/spec/o/f", Value: Fields{{"k", "first"}, {"n", Fields{{"b", true}, {"z", nil}}}, {"k", "last"}}}},
+		{{Op: "add", Path: "/spec/o/f", Value: Fields{{"n", 1}, {"x", json.Number("2.50")}, {"e", Fields{}}, {"l", []any{"a", Fields{{"b", "c"}}}}}}},
+		{{Op: "add", Path: "/spec/o/f", Value: Fields{{"\xff", "key not UTF-8"}, {"s", "\xfe"}}}},
+		{{Op: "add", Path: "/spec/o/f", Value: Fields(nil)}},
 		{{Op: "add", Path: "/spec/l/-1", Value: "negative"}},
 		{{Op: "add", Path: "/spec/l/x", Value: "not an index"}},
 		{{Op: "add", Path: "/spec/l/0", Value: nil}},

@@ -53,6 +53,21 @@ func Prepare(data []byte) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	return prepare(t)
+}
+
+// PrepareDecoded is Prepare of a template decoded already, as
+// readTemplate decodes its JSON (numbers as json.Number): what the plugin
+// has read. raw is not changed, and must not be while the plan is used.
+func PrepareDecoded(raw map[string]any) (*Plan, error) {
+	t, err := readDecoded(raw)
+	if err != nil {
+		return nil, err
+	}
+	return prepare(t)
+}
+
+func prepare(t *template) (*Plan, error) {
 	pl := &Plan{t: t, orig: t}
 	if Injected(t.annotations) {
 		u, err := uninject(t)

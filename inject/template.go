@@ -55,6 +55,41 @@ func readTemplate(data []byte) (*template, error) {
 	return templateOf(raw, memberBytes(data, "spec"))
 }
 
+// readDecoded is readTemplate of a template decoded already: nested no
+// deeper than readTemplate allows.
+func readDecoded(raw map[string]any) (*template, error) {
+	if tooDeep(raw, MaxDepth) {
+		return nil, fmt.Errorf("nested more than %d levels deep: not a Pod template", MaxDepth)
+	}
+	return templateOf(raw, nil)
+}
+
+// tooDeep says whether objects and lists nest in v more than levels deep
+// (v itself is one), as checkDepth counts them in JSON.
+func tooDeep(v any, levels int) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if levels == 0 {
+			return true
+		}
+		for _, e := range v {
+			if tooDeep(e, levels-1) {
+				return true
+			}
+		}
+	case []any:
+		if levels == 0 {
+			return true
+		}
+		for _, e := range v {
+			if tooDeep(e, levels-1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // templateOf reads a Pod template decoded as readTemplate decodes it;
 // specJSON, when known, is its spec's JSON as it was read.
 func templateOf(raw map[string]any, specJSON []byte) (*template, error) {

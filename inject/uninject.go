@@ -17,6 +17,21 @@ func Uninject(data []byte) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	return uninjectTemplate(t)
+}
+
+// UninjectDecoded is Uninject of a template decoded already, as
+// readTemplate decodes its JSON (numbers as json.Number). raw is not
+// changed.
+func UninjectDecoded(raw map[string]any) (Result, error) {
+	t, err := readDecoded(raw)
+	if err != nil {
+		return Result{}, err
+	}
+	return uninjectTemplate(t)
+}
+
+func uninjectTemplate(t *template) (Result, error) {
 	if Injected(t.annotations) {
 		u, err := uninject(t)
 		return Result{Ops: u.ops}, err

@@ -3,6 +3,7 @@ package kubectl
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -54,8 +55,12 @@ func (a *admission) check(p *pod) error {
 		return nil
 	}
 	a.changed = true
+	raw, err := json.Marshal(p.obj) // the template as kubectl read it
+	if err != nil {
+		return err
+	}
 	var before corev1.Pod
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(p.json, &before); err != nil { // as the API server reads it
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &before); err != nil { // as the API server reads it
 		return err
 	}
 	if a.opts.LimitRanges != nil {
@@ -69,8 +74,7 @@ func (a *admission) check(p *pod) error {
 			}
 			a.ranges[namespace] = ranges
 		}
-		var err error
-		if p.ops, err = inject.FitLimitRanges(p.json, &before, p.ops, ranges); err != nil {
+		if p.ops, err = inject.FitLimitRanges(raw, &before, p.ops, ranges); err != nil {
 			return fmt.Errorf("namespace %s: %w", namespace, err)
 		}
 	}

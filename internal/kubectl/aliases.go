@@ -12,6 +12,9 @@ import (
 // expansion happens. It counts with memoisation, so the check itself is
 // linear in the document.
 func checkAliases(root *yaml.Node) error {
+	if !hasAlias(root) {
+		return nil // a tree: it stands for as many nodes as it has
+	}
 	memo := map[*yaml.Node]int{}
 	nodes := countNodes(root, map[*yaml.Node]bool{})
 	limit := 10*nodes + 10000
@@ -48,6 +51,20 @@ func checkAliases(root *yaml.Node) error {
 		path = "the top level"
 	}
 	return fmt.Errorf("%s (line %d): YAML aliases expand to more than %d nodes (an alias bomb?); write the values out", path, n.Line, limit)
+}
+
+// hasAlias says whether an alias is under n: without one, the document
+// is a tree, and the counting maps are not needed.
+func hasAlias(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAlias(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func countNodes(n *yaml.Node, seen map[*yaml.Node]bool) int {

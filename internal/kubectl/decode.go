@@ -37,23 +37,19 @@ func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []str
 	if err != nil || len(templates) == 0 {
 		return nil, notes, err
 	}
-	p := &parsed{doc: d, json: js}
+	p := &parsed{doc: d, json: js, value: v}
 	var errs []error
 	for _, t := range templates {
-		js, err := json.Marshal(t.obj)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
-			continue
-		}
-		pd := &pod{template: t, json: js}
+		pd := &pod{template: t}
+		var err error
 		if injecting {
-			pd.plan, err = inject.Prepare(js)
+			pd.plan, err = inject.PrepareDecoded(t.obj)
 			if err == nil && pd.plan.Nothing() != "" {
 				notes = append(notes, fmt.Sprintf("%s: left unchanged: %s", t.where, pd.plan.Nothing()))
 			}
 		} else {
 			var res inject.Result
-			res, err = inject.Uninject(js)
+			res, err = inject.UninjectDecoded(t.obj)
 			pd.ops = res.Ops
 		}
 		if err != nil {

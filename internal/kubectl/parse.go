@@ -106,6 +106,8 @@ func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) 
 // with the offset after its ':' (an empty value is there).
 func (l *lines) yamlMapping(s *snode, n *yaml.Node, parentIndent, depth int) error {
 	s.kind = mapKind
+	n2 := len(n.Content) / 2
+	s.keys, s.kids, s.colon = make([]*snode, 0, n2), make([]*snode, 0, n2), make([]int, 0, n2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, err := l.yamlNode(n.Content[i], parentIndent, depth+1)
 		if err != nil {
@@ -131,6 +133,10 @@ func (l *lines) yamlMapping(s *snode, n *yaml.Node, parentIndent, depth int) err
 // the offset of each '-' (an empty item is just after it).
 func (l *lines) yamlSequence(s *snode, n *yaml.Node, parentIndent, depth int) error {
 	s.kind = seqKind
+	s.kids = make([]*snode, 0, len(n.Content))
+	if !s.flow {
+		s.dash = make([]int, 0, len(n.Content))
+	}
 	for _, c := range n.Content {
 		itemIndent, d := parentIndent, -1
 		if !s.flow {

@@ -83,17 +83,17 @@ func (s style) flow(v any) string {
 	return s.scalarValue(v, true)
 }
 
-// fits says whether a value is short and flat enough for one line.
-func fits(s style, v any) bool {
-	if _, _, ok := members(v); !ok {
-		if _, ok := elements(v); !ok {
-			return true
-		}
+// oneLine is v written on one line (flow), and whether it is short and
+// flat enough to be written so: a scalar always is.
+func (s style) oneLine(v any) (string, bool) {
+	line := s.flow(v)
+	if _, _, ok := members(v); ok {
+		return line, len(line) <= 80
 	}
 	if _, ok := elements(v); ok {
-		return len(s.flow(v)) <= 100
+		return line, len(line) <= 100
 	}
-	return len(s.flow(v)) <= 80
+	return line, true
 }
 
 // block writes a YAML value that goes after "key:" or "- " at indentation
@@ -102,9 +102,16 @@ func (s style) block(v any, indent int) string {
 	if str, ok := v.(string); ok {
 		return " " + s.scalar(str, false)
 	}
-	if fits(s, v) {
-		return " " + s.flow(v)
+	line, fits := s.oneLine(v)
+	if fits {
+		return " " + line
 	}
+	return s.below(v, indent)
+}
+
+// below writes a collection on the lines below its key or "-", at
+// indentation indent (the key's column).
+func (s style) below(v any, indent int) string {
 	pad := strings.Repeat(" ", indent+s.step)
 	if keys, vals, ok := members(v); ok {
 		var b strings.Builder
@@ -128,8 +135,11 @@ func (s style) block(v any, indent int) string {
 // item writes a block sequence item after its "-" at dashIndent.
 func (s style) item(v any, dashIndent int) string {
 	keys, vals, ok := members(v)
-	if !ok || fits(s, v) {
+	if !ok {
 		return s.block(v, dashIndent)
+	}
+	if line, fits := s.oneLine(v); fits {
+		return " " + line
 	}
 	var b strings.Builder
 	pad := strings.Repeat(" ", dashIndent+2)

@@ -34,7 +34,6 @@ type Options struct {
 // pod is a Pod template found in a document, read once.
 type pod struct {
 	template
-	json     []byte // the template's meaning, for inject
 	plan     *inject.Plan
 	platform resolve.Platform
 	ops      []inject.Op
@@ -44,10 +43,11 @@ type pod struct {
 // parsed is a document as kubectl reads it, with the Pod templates in it;
 // root is its source tree, read only when it changes.
 type parsed struct {
-	doc  *document
-	json []byte // the document's meaning
-	root *snode
-	pods []*pod
+	doc   *document
+	json  []byte // the document's meaning
+	value any    // the same, decoded (numbers as json.Number)
+	root  *snode
+	pods  []*pod
 }
 
 // Run transforms every Pod template of the documents read from in
@@ -60,6 +60,11 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	if err != nil {
 		return err
 	}
+	size := 0
+	for _, d := range docs {
+		size += len(d.raw)
+	}
+	tuneGC(size)
 	type read struct {
 		p     *parsed
 		notes []string
@@ -93,6 +98,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 		}
 	}
 	type edited struct {
+		doc     *document
 		text    string
 		changed bool
 		err     error
@@ -100,16 +106,18 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	edits := make([]edited, len(all))
 	forEach(len(all), func(i int) {
 		e := &edits[i]
+		e.doc = all[i].doc
 		e.text, e.changed, e.err = editDocument(all[i], opts != nil)
+		all[i] = nil // what was read of it is garbage now: a smaller heap to collect
 	})
 	texts := make(map[*document]string)
-	for i, e := range edits {
+	for _, e := range edits {
 		if e.err != nil {
 			errs = append(errs, e.err)
 			continue
 		}
 		if e.changed {
-			texts[all[i].doc] = e.text
+			texts[e.doc] = e.text
 		}
 	}
 	if len(errs) > 0 {
@@ -161,10 +169,19 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	type injected struct {
+		res inject.Result
+		err error
+	}
+	results := make([]injected, len(pods))
+	forEach(len(pods), func(i int) {
+		r, p := &results[i], pods[i]
+		r.res, r.err = p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
+	})
 	var errs []error
 	a := newAdmission(ctx, opts)
-	for _, p := range pods {
-		res, err := p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
+	for i, p := range pods {
+		res, err := results[i].res, results[i].err
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.where, err))
 			continue

@@ -3,7 +3,6 @@ package kubectl
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math/big"
 	"slices"
 	"strings"
@@ -43,11 +42,7 @@ func verify(p *parsed, text string, injecting bool) error {
 	for _, pd := range p.pods {
 		ops = append(ops, pd.applied...)
 	}
-	wantJSON, err := inject.Apply(p.json, ops)
-	if err != nil {
-		return fmt.Errorf("%s: %w", p.doc, err)
-	}
-	want, err := decodeValue(wantJSON)
+	want, err := inject.ApplyDecoded(p.json, p.value, ops)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.doc, err)
 	}
@@ -128,16 +123,17 @@ func difference(a, b any, at string) (string, bool) {
 		if !ok || len(a) != len(b) {
 			return orRoot(at), true
 		}
-		for _, k := range slices.Sorted(maps.Keys(a)) { // the same place every time
+		first, where := "", "" // the first key that differs, in order: the same place every time
+		for k, va := range a {
 			vb, ok := b[k]
 			if !ok {
 				return orRoot(at), true
 			}
-			if where, differ := difference(a[k], vb, at+inject.Pointer(k)); differ {
-				return where, true
+			if w, differ := difference(va, vb, at+inject.Pointer(k)); differ && (where == "" || k < first) {
+				first, where = k, w
 			}
 		}
-		return "", false
+		return where, where != ""
 	case []any:
 		b, ok := b.([]any)
 		if !ok || len(a) != len(b) {
