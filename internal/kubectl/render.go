@@ -1,3 +1,7 @@
+// long because writing a value in the document's own style (block, flow,
+// one line, quoting that YAML 1.1 and 1.2 readers agree on) is one piece:
+// split, each half would need the other's rules.
+
 package kubectl
 
 import (
