@@ -8,37 +8,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-)
 
-// injectJob is one document of the inject benchmark: a Job with a main
-// container and a classic sidecar, both with a command (no registry), a
-// comment and the annotations a user would set.
-const injectJob = `# nightly export %[1]d: the log shipper must stop when the export is done
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: export-%[1]d
-spec:
-  backoffLimit: 0
-  template:
-    metadata:
-      annotations:
-        job-signal.dev/main: export
-        job-signal.dev/wait-for: log-shipper
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: export
-        image: busybox:1.37
-        command: ["sh", "-c", "echo exporting %[1]d"]
-      - name: log-shipper
-        image: busybox:1.37
-        command: ["tail", "-F", "/var/log/export.log"]
-        volumeMounts:
-        - {name: logs, mountPath: /var/log}
-      volumes:
-      - {name: logs, emptyDir: {}}
-`
+	"github.com/job-signal/job-signal/internal/testing/benchjobs"
+)
 
 // injectReference is the git revision whose plugin the inject rows are
 // measured against, in the same run ("" for none).
@@ -58,15 +30,9 @@ func (b *bench) inject() error {
 	}
 	var single row
 	for _, docs := range []int{1, 1000} {
-		var file bytes.Buffer
-		for i := range docs {
-			if i > 0 {
-				file.WriteString("---\n")
-			}
-			fmt.Fprintf(&file, injectJob, i)
-		}
+		file := benchjobs.File(docs)
 		path := filepath.Join(b.work, fmt.Sprintf("inject-%d.yaml", docs))
-		if err := os.WriteFile(path, file.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
 			return err
 		}
 		var samples, refSamples []time.Duration
@@ -87,7 +53,7 @@ func (b *bench) inject() error {
 			}
 		}
 		r := newRow(fmt.Sprintf("inject: `kubectl job-signal inject --offline`, %d Job document(s)", docs), samples)
-		r.note = fmt.Sprintf("%d KB of YAML in, %d KB out; wall time from fork to reaped; peak RSS %.1f MB", file.Len()/1000, outSize/1000, float64(peak)/1024)
+		r.note = fmt.Sprintf("%d KB of YAML in, %d KB out; wall time from fork to reaped; peak RSS %.1f MB", len(file)/1000, outSize/1000, float64(peak)/1024)
 		if ref != "" {
 			rr := newRow("", refSamples)
 			r.reference = fmt.Sprintf("%s's build: p50 %s, p99 %s, peak RSS %.1f MB", injectReference, human(rr.p50), human(rr.p99), float64(refPeak)/1024)
