@@ -1,0 +1,55 @@
+package inject
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Mode is the form a user asks inject for: job-signal's pair (job-signal
+// and sidecar-watch), Kubernetes' native sidecars, or, with auto, native
+// sidecars where the target cluster has them and they serve the Pod, the
+// pair otherwise.
+type Mode string
+
+const (
+	ModePair   Mode = "pair"
+	ModeNative Mode = "native"
+	ModeAuto   Mode = "auto"
+)
+
+// ParseMode reads a mode as a flag or a value gives it.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case ModePair, ModeNative, ModeAuto:
+		return m, nil
+	}
+	return "", fmt.Errorf("mode %q: give pair, native or auto", s)
+}
+
+// Cluster is what is known of the cluster a Pod will run on.
+type Cluster struct {
+	// Known is false when nothing is known (the plugin offline without
+	// --kube-version, the webhook before its first check): auto then
+	// gives the pair, which works on every cluster.
+	Known bool
+	// NativeSidecars: the cluster keeps an init container's
+	// restartPolicy Always and runs it as a sidecar.
+	NativeSidecars bool
+	// Version is the cluster's version as it reports it ("v1.37.2"),
+	// for messages; empty when not known.
+	Version string
+}
+
+// Target is how the caller wants a Pod's form chosen.
+type Target struct {
+	Mode    Mode
+	Cluster Cluster
+}
+
+// Form is what inject chose for one Pod.
+type Form string
+
+const (
+	FormPair   Form = "pair"
+	FormNative Form = "native"
+)
