@@ -53,3 +53,15 @@ const (
 	FormPair   Form = "pair"
 	FormNative Form = "native"
 )
+
+// PrepareFor is Prepare with the form chosen for target: the pair,
+// native sidecars, or (auto) whichever serves the Pod on that cluster.
+// Prepare is PrepareFor with ModePair.
+func PrepareFor(data []byte, target Target) (*Plan, error) {
+	return Prepare(data) // the choice is being built; the pair until then
+}
+
+// PrepareDecodedFor is PrepareDecoded with the form chosen for target.
+func PrepareDecodedFor(raw map[string]any, target Target) (*Plan, error) {
+	return PrepareDecoded(raw)
+}

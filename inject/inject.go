@@ -37,6 +37,10 @@ type Need struct {
 type Result struct {
 	Ops      []Op
 	Warnings []string
+	// Form is the form chosen (empty when nothing changed), and Reason
+	// why, in one short line: for logs, metrics and the record.
+	Form   Form
+	Reason string
 }
 
 // Injected reports whether annotations carry Inject's record.
