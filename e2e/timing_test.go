@@ -13,21 +13,26 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/job-signal/job-signal/inject"
 )
 
 // timingVariants are the Jobs TestJobCompletionOursVsNative runs in turns,
 // each with main running the script it is given: with one sidecar wrapped
-// by job-signal, with a native sidecar, alone (the floor: no sidecar at
-// all), and alone after the install init container of the wrapped Job's
-// layout.
+// by job-signal, the same plain Job injected by the webhook in mode auto
+// (native sidecars where the cluster has them, else the pair), with a
+// native sidecar written by hand, alone (the floor: no sidecar at all),
+// and alone after the install init container of the wrapped Job's layout.
 var timingVariants = [...]struct {
-	name string
-	job  func(name, main string) *batchv1.Job
+	name    string
+	webhook bool // created where the webhook in mode auto serves
+	job     func(name, main string) *batchv1.Job
 }{
-	{"ours", func(name, main string) *batchv1.Job { return oneSidecar(name, main).job() }},
-	{"native", func(name, main string) *batchv1.Job { return withMain(baselineJob(name, true), main) }},
-	{"nosidecar", func(name, main string) *batchv1.Job { return withMain(noSidecarJob(name), main) }},
-	{"installonly", func(name, main string) *batchv1.Job { return withMain(installOnlyJob(name), main) }},
+	{"ours", false, func(name, main string) *batchv1.Job { return oneSidecar(name, main).job() }},
+	{"auto", true, func(name, main string) *batchv1.Job { return withMain(baselineJob(name, false), main) }},
+	{"native", false, func(name, main string) *batchv1.Job { return withMain(baselineJob(name, true), main) }},
+	{"nosidecar", false, func(name, main string) *batchv1.Job { return withMain(noSidecarJob(name), main) }},
+	{"installonly", false, func(name, main string) *batchv1.Job { return withMain(installOnlyJob(name), main) }},
 }
 
 // timingMain is the main of every timed Job: two seconds of work and a
@@ -55,7 +60,11 @@ func withMain(job *batchv1.Job, script string) *batchv1.Job {
 //     nanosecond timestamp, through the CRI) to the watch delivering the
 //     Job's Complete condition;
 //   - creation to Complete: from just before the create request to the same
-//     moment.
+//     moment;
+//   - Pod start to main start: from the runtime creating the Pod's sandbox
+//     to main's start (both the runtime's nanosecond times, through the
+//     CRI): what the install init container and the sidecars' start cost
+//     before the job begins.
 //
 // It logs each run and one E2E_TIMING compare line per measurement (and
 // main exit to Pod Succeeded), which make bench reads. Where the cluster has
@@ -68,15 +77,28 @@ func TestJobCompletionOursVsNative(t *testing.T) {
 		rounds = n
 	}
 	s := newSpace(t, "timing")
-	var succeeded, exit, create [len(timingVariants)][]time.Duration // by timingVariants
+	served := newSpace(t, "timing-auto", map[string]string{inject.LabelInject: "enabled"})
+	hook := startWebhook(t, chartModeFlags(t, inject.ModeAuto)...)
+	registerWebhook(t, hook.addr, served.ns)
+	waitAutoDetected(t, served)
+	var succeeded, exit, create, start [len(timingVariants)][]time.Duration // by timingVariants
+	autoForm := inject.Form("none")
 	for i := 1; i <= rounds; i++ {
 		for v, variant := range timingVariants {
 			if variant.name == "native" && !kube.NativeSidecars() {
 				continue
 			}
-			d := s.timeJob(variant.job(fmt.Sprintf("%s-%d", variant.name, i), timingMain), variant.name)
+			in := s
+			if variant.webhook {
+				in = served
+			}
+			d := in.timeJob(variant.job(fmt.Sprintf("%s-%d", variant.name, i), timingMain), variant.name)
 			succeeded[v] = append(succeeded[v], d.exitToSucceeded)
 			exit[v], create[v] = append(exit[v], d.exitToComplete), append(create[v], d.createToComplete)
+			start[v] = append(start[v], d.podStartToMainStart)
+			if variant.webhook {
+				autoForm = d.form
+			}
 		}
 	}
 	native := "present"
@@ -86,14 +108,14 @@ func TestJobCompletionOursVsNative(t *testing.T) {
 	for _, m := range []struct {
 		name string
 		d    [len(timingVariants)][]time.Duration
-	}{{"main_exit_to_Succeeded", succeeded}, {"main_exit_to_Complete", exit}, {"create_to_Complete", create}} {
+	}{{"main_exit_to_Succeeded", succeeded}, {"main_exit_to_Complete", exit}, {"create_to_Complete", create}, {"pod_start_to_main_start", start}} {
 		var medians, all []string
 		for v, variant := range timingVariants {
 			medians = append(medians, fmt.Sprintf("%s_median_ms=%d", variant.name, median(m.d[v]).Milliseconds()))
 			all = append(all, fmt.Sprintf("%s_ms=%v", variant.name, millis(m.d[v])))
 		}
-		t.Logf("E2E_TIMING compare %s kubernetes=%s native=%s rounds=%d %s %s",
-			m.name, kube.Version(), native, rounds, strings.Join(medians, " "), strings.Join(all, " "))
+		t.Logf("E2E_TIMING compare %s kubernetes=%s native=%s auto_form=%s rounds=%d %s %s",
+			m.name, kube.Version(), native, autoForm, rounds, strings.Join(medians, " "), strings.Join(all, " "))
 	}
 }
 
@@ -102,6 +124,10 @@ type durations struct {
 	exitToSucceeded  time.Duration // main's exit to the watch seeing the Pod Succeeded
 	exitToComplete   time.Duration // main's exit to the watch seeing the Job Complete
 	createToComplete time.Duration // the create request to the same moment
+	// podStartToMainStart: the runtime created the Pod's sandbox, then
+	// started main.
+	podStartToMainStart time.Duration
+	form                inject.Form // the record's, "none" when not injected
 }
 
 // timeJob runs one Job to Complete and measures it.
@@ -117,22 +143,31 @@ func (s *space) timeJob(job *batchv1.Job, variant string) durations {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	var exited, lastExit time.Time // main's exit, and the last container's
+	var exited, lastExit, sandbox, mainStart time.Time // main's exit, the last container's; the Pod's start, main's
 	for _, c := range containers {
 		if c.Name == "main" && c.FinishedAt > 0 {
 			exited = time.Unix(0, c.FinishedAt)
+			sandbox, mainStart = time.Unix(0, c.SandboxCreatedAt), time.Unix(0, c.StartedAt)
 		}
 		if end := time.Unix(0, c.FinishedAt); end.After(lastExit) {
 			lastExit = end
 		}
 	}
-	if exited.IsZero() {
-		s.t.Fatalf("the runtime has no finished container main in Pod %s", pods[0].Name)
+	if exited.IsZero() || sandbox.Unix() == 0 {
+		s.t.Fatalf("the runtime has no finished container main in Pod %s, or no sandbox for it", pods[0].Name)
+	}
+	form := inject.Form("none")
+	if inject.Injected(pods[0].Annotations) {
+		form = recordOf(s.t, pods[0]).Form
+		if kube.NativeSidecars() && form != inject.FormNative {
+			s.t.Errorf("Pod %s: the webhook in mode auto gave the form %s on a cluster with native sidecars", pods[0].Name, form)
+		}
 	}
 	succeeded, _ := s.pods.first(pods[0].UID, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
-	d := durations{succeeded.at.Sub(exited), seen.Sub(exited), seen.Sub(at)}
-	s.t.Logf("E2E_TIMING variant=%s main_exit_to_last_container_exit_ms=%d main_exit_to_Succeeded_ms=%d main_exit_to_Complete_ms=%d create_to_Complete_ms=%d job=%s",
-		variant, lastExit.Sub(exited).Milliseconds(), d.exitToSucceeded.Milliseconds(), d.exitToComplete.Milliseconds(), d.createToComplete.Milliseconds(), created.Name)
+	d := durations{succeeded.at.Sub(exited), seen.Sub(exited), seen.Sub(at), mainStart.Sub(sandbox), form}
+	s.t.Logf("E2E_TIMING variant=%s main_exit_to_last_container_exit_ms=%d main_exit_to_Succeeded_ms=%d main_exit_to_Complete_ms=%d create_to_Complete_ms=%d pod_start_to_main_start_ms=%d form=%s job=%s",
+		variant, lastExit.Sub(exited).Milliseconds(), d.exitToSucceeded.Milliseconds(), d.exitToComplete.Milliseconds(), d.createToComplete.Milliseconds(),
+		d.podStartToMainStart.Milliseconds(), form, created.Name)
 	return d
 }
 

@@ -61,6 +61,9 @@ type CRIContainer struct {
 	ExitCode   int32  `json:"exitCode"`
 	StartedAt  int64  `json:"startedAt"`  // Unix nanoseconds
 	FinishedAt int64  `json:"finishedAt"` // Unix nanoseconds; 0 while running
+	// SandboxCreatedAt: the runtime created the Pod's sandbox, its start
+	// on the node (Unix nanoseconds; 0 if it was removed meanwhile).
+	SandboxCreatedAt int64 `json:"sandboxCreatedAt"`
 }
 
 // CRIContainers lists the runtime's containers of a Pod (by UID).

@@ -34,6 +34,9 @@ type container struct {
 	StartedAt  int64             `json:"startedAt"`
 	FinishedAt int64             `json:"finishedAt"`
 	Labels     map[string]string `json:"labels"`
+	// SandboxCreatedAt is when the runtime created the Pod's sandbox:
+	// the Pod's start on the node, before any of its containers.
+	SandboxCreatedAt int64 `json:"sandboxCreatedAt"`
 }
 
 func criContainers(sock string, w io.Writer) error {
@@ -49,6 +52,7 @@ func criContainers(sock string, w io.Writer) error {
 		return err
 	}
 	out := []container{}
+	sandboxes := map[string]int64{} // created at, by ID
 	for _, c := range list.Containers {
 		st, err := rt.ContainerStatus(ctx, &runtime.ContainerStatusRequest{ContainerId: c.Id})
 		if status.Code(err) == codes.NotFound {
@@ -59,11 +63,21 @@ func criContainers(sock string, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("status of %s: %w", c.Id, err)
 		}
+		created, ok := sandboxes[c.PodSandboxId]
+		if !ok {
+			sb, err := rt.PodSandboxStatus(ctx, &runtime.PodSandboxStatusRequest{PodSandboxId: c.PodSandboxId})
+			if err != nil && status.Code(err) != codes.NotFound {
+				return fmt.Errorf("status of sandbox %s: %w", c.PodSandboxId, err)
+			}
+			created = sb.GetStatus().GetCreatedAt() // 0 when removed since the listing
+			sandboxes[c.PodSandboxId] = created
+		}
 		s := st.Status
 		out = append(out, container{
 			ID: c.Id, Name: c.Metadata.GetName(), PodUID: c.Labels["io.kubernetes.pod.uid"],
 			State: s.State.String(), ExitCode: s.ExitCode,
 			StartedAt: s.StartedAt, FinishedAt: s.FinishedAt, Labels: c.Labels,
+			SandboxCreatedAt: created,
 		})
 	}
 	return json.NewEncoder(w).Encode(out)
