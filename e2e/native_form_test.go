@@ -11,6 +11,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/job-signal/job-signal/inject"
@@ -20,29 +22,63 @@ import (
 // the Pod and its record annotation show it, and the webhook set up in a
 // mode the way the chart's mode value sets it.
 
-// chartModeFlags are the webhook's --mode flags as the chart renders them
-// for its mode value: what `helm install --set mode=MODE` runs.
+// chartModeFlags are the webhook's flags for the chart's mode value, as
+// the chart's Deployment gives them (what `helm install --set mode=MODE`
+// runs): its --mode, and the namespace it checks the cluster in, the
+// release's (its Pod's, where the chart gives no --namespace). The chart's
+// Roles there (the dry-run Pod of that check) are created as helm would.
 func chartModeFlags(t *testing.T, mode inject.Mode) []string {
 	t.Helper()
 	source, objects := renderChart(t, "mode="+string(mode))
 	var flags []string
+	namespace := false
 	for _, obj := range objects {
-		d, ok := obj.(*appsv1.Deployment)
-		if !ok {
-			continue
-		}
-		for _, c := range d.Spec.Template.Spec.Containers {
-			for _, a := range c.Args {
-				if a == "--mode" || strings.HasPrefix(a, "--mode=") {
-					flags = append(flags, a)
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			for _, c := range o.Spec.Template.Spec.Containers {
+				for _, a := range c.Args {
+					name, _, _ := strings.Cut(a, "=")
+					if name == "--mode" || name == "--namespace" {
+						flags = append(flags, a)
+						namespace = namespace || name == "--namespace"
+					}
 				}
 			}
+		case *rbacv1.Role:
+			createChartObject(t, o, func() error {
+				_, err := kube.Client().RbacV1().Roles(chartNamespace).Create(t.Context(), o, metav1.CreateOptions{})
+				return err
+			})
+		case *rbacv1.RoleBinding:
+			createChartObject(t, o, func() error {
+				_, err := kube.Client().RbacV1().RoleBindings(chartNamespace).Create(t.Context(), o, metav1.CreateOptions{})
+				return err
+			})
 		}
 	}
 	if len(flags) == 0 && mode != inject.ModeAuto { // auto is the webhook's default
 		t.Fatalf("%s: the Deployment's args have no --mode: the chart's mode value does not reach the webhook", source)
 	}
+	if !namespace {
+		flags = append(flags, "--namespace="+chartNamespace)
+	}
 	return flags
+}
+
+// createChartObject creates one of the chart's objects in its namespace
+// (made by webhookKubeconfig's first call); one made already is fine.
+func createChartObject(t *testing.T, obj metav1.Object, create func() error) {
+	t.Helper()
+	if ns := obj.GetNamespace(); ns != "" && ns != chartNamespace {
+		return // another namespace's (pull secrets): not the webhook's own
+	}
+	obj.SetNamespace(chartNamespace)
+	if _, err := kube.Client().CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chartNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating the chart's %s: %v", obj.GetName(), err)
+	}
 }
 
 // injectedRecord is the part of the record annotation that says which form
