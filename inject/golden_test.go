@@ -26,15 +26,20 @@ type shape struct {
 
 // outcome is what a golden file holds.
 type outcome struct {
+	Form     inject.Form     `json:"form,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Nothing  string          `json:"nothing,omitempty"`
 	Warnings []string        `json:"warnings,omitempty"`
 	Template json.RawMessage `json:"template,omitempty"`
 }
 
-// TestShapes injects each Pod shape of testdata/shapes and compares with
-// its golden file (go test ./inject -run TestShapes -update rewrites
-// them), then checks the properties every injection must have.
+// TestShapes injects each Pod shape of testdata/shapes, as the pair
+// (NAME.golden.yaml), as native sidecars (NAME.native.golden.yaml) and in
+// mode auto (NAME.auto.golden.yaml) on a cluster that has them, and
+// compares with the golden files (go test ./inject -run TestShapes
+// -update rewrites them), then checks the properties every injection must
+// have.
 func TestShapes(t *testing.T) {
 	inputs, err := filepath.Glob("testdata/shapes/*.in.yaml")
 	if err != nil || len(inputs) == 0 {
@@ -42,38 +47,64 @@ func TestShapes(t *testing.T) {
 	}
 	for _, in := range inputs {
 		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
-		t.Run(name, func(t *testing.T) {
-			var s shape
-			readYAML(t, in, &s)
-			tmpl := map[string]any{"spec": s.Spec}
-			if s.Annotations != nil {
-				tmpl["metadata"] = map[string]any{"annotations": s.Annotations}
-			}
-			data, _ := json.Marshal(tmpl)
-			var got outcome
-			if plan, err := inject.Prepare(data); err != nil {
-				got.Error = err.Error()
-			} else if plan.Nothing() != "" {
-				got.Nothing = plan.Nothing()
-			} else {
-				res, err := injectTemplate(data, s.Images)
-				if err != nil {
-					got.Error = err.Error()
-				} else {
-					for _, n := range plan.Needs() {
-						if _, ok := s.Images[n.Image]; !ok {
-							t.Errorf("Needs lists %v, which the shape has no image config for", n)
-						}
-					}
-					got = outcome{Warnings: res.Warnings, Template: res.Template}
-					roundTrips(t, data, res)
-					checkFlags(t, res.Spec)
-					checkByHand(t, res)
+		for _, v := range []struct {
+			suffix string
+			target inject.Target
+		}{{"", pairMode}, {".native", nativeMode}, {".auto", autoMode}} {
+			t.Run(name+v.suffix, func(t *testing.T) {
+				s, data := readShape(t, in)
+				got := injectShape(t, s, data, v.target)
+				if v.target.Mode == inject.ModePair {
+					got.Form, got.Reason = "", ""
 				}
-			}
-			compareGolden(t, strings.TrimSuffix(in, ".in.yaml")+".golden.yaml", got)
-		})
+				compareGolden(t, strings.TrimSuffix(in, ".in.yaml")+v.suffix+".golden.yaml", got)
+			})
+		}
 	}
+}
+
+// readShape reads a shape and its template's JSON.
+func readShape(t *testing.T, path string) (shape, []byte) {
+	t.Helper()
+	var s shape
+	readYAML(t, path, &s)
+	tmpl := map[string]any{"spec": s.Spec}
+	if s.Annotations != nil {
+		tmpl["metadata"] = map[string]any{"annotations": s.Annotations}
+	}
+	data, _ := json.Marshal(tmpl)
+	return s, data
+}
+
+// injectShape injects a shape for target and checks what every injection
+// must give: the images it needs are the ones it uses, uninject gives the
+// input back, injecting again changes nothing.
+func injectShape(t *testing.T, s shape, data []byte, target inject.Target) outcome {
+	t.Helper()
+	plan, err := inject.PrepareFor(data, target)
+	switch {
+	case err != nil:
+		return outcome{Error: err.Error()}
+	case plan.Nothing() != "":
+		return outcome{Nothing: plan.Nothing()}
+	}
+	res, err := injectFor(data, s.Images, target)
+	if err != nil {
+		return outcome{Error: err.Error()}
+	}
+	for _, n := range plan.Needs() {
+		if _, ok := s.Images[n.Image]; !ok {
+			t.Errorf("Needs lists %v, which the shape has no image config for", n)
+		}
+	}
+	roundTripsFor(t, data, res, target)
+	if res.Form == inject.FormPair {
+		checkFlags(t, res.Spec)
+		if target.Mode == inject.ModePair {
+			checkByHand(t, res)
+		}
+	}
+	return outcome{Form: res.Form, Reason: res.Reason, Warnings: res.Warnings, Template: res.Template}
 }
 
 // checkByHand: the same Pod injected by hand (no record): uninject turns
