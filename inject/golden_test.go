@@ -164,3 +164,42 @@ func compareGolden(t *testing.T, path string, got outcome) {
 		t.Errorf("%s differs (run with -update after checking the change):\n--- got\n%s\n--- want\n%s", path, b, want)
 	}
 }
+
+// TestShapesAcrossModes: injecting an injected template in another mode
+// gives what injecting the original in that mode gives (the old form
+// taken out, the new one put in), for every shape and every pair of
+// modes.
+func TestShapesAcrossModes(t *testing.T) {
+	inputs, _ := filepath.Glob("testdata/shapes/*.in.yaml")
+	targets := map[string]inject.Target{"pair": pairMode, "native": nativeMode, "auto": autoMode}
+	n := 0
+	for _, in := range inputs {
+		s, data := readShape(t, in)
+		direct := map[string]injected{}
+		for name, target := range targets {
+			if res, err := injectFor(data, s.Images, target); err == nil && len(res.Ops) > 0 {
+				direct[name] = res
+			}
+		}
+		for from, first := range direct {
+			for to, want := range direct {
+				t.Run(filepath.Base(in)+"/"+from+"-to-"+to, func(t *testing.T) {
+					got, err := injectFor(first.Template, s.Images, targets[to])
+					if err != nil {
+						t.Fatalf("inject %s after %s: %v", to, from, err)
+					}
+					if !sameJSON(t, got.Template, want.Template) {
+						t.Fatalf("inject %s after %s:\n%s\nwant\n%s", to, from, got.Template, want.Template)
+					}
+					if len(got.Ops) > 0 && got.Form != want.Form || len(got.Ops) == 0 && got.Form != "" {
+						t.Errorf("form %q after %d ops, want %q", got.Form, len(got.Ops), want.Form)
+					}
+				})
+				n++
+			}
+		}
+	}
+	if n < 30 {
+		t.Fatalf("only %d conversions checked", n)
+	}
+}

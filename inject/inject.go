@@ -222,9 +222,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	ch.signals = pl.signalsRead(images)
 	if ch.form == FormNative {
 		ops = nativeOps(pl.orig, ch, pl.text)
-		if ch.warning != "" {
-			warnings = append(warnings, ch.warning)
-		}
+		warnings = ch.warnings
 	} else {
 		if pl.p.probeErr != nil {
 			return Result{}, pl.p.probeErr

@@ -25,6 +25,7 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 		pod.grace = time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
 	}
 	_, pod.readyTimeout = p.s.main1["ready-timeout"]
+	pod.someWaitFor = p.s.hasWaitFor && len(p.s.waitFor) < len(p.sidecars)
 	rawContainers, _ := pl.orig.rawSpec["containers"].([]any)
 	for i := range spec.Containers {
 		c := &spec.Containers[i]

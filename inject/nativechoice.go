@@ -76,6 +76,7 @@ type podNeeds struct {
 	sidecars     []sidecarNeeds
 	after        map[string][]string
 	readyTimeout bool          // main's ready-timeout annotation
+	someWaitFor  bool          // main's wait-for names some sidecars only
 	grace        time.Duration // terminationGracePeriodSeconds
 }
 
@@ -83,6 +84,7 @@ type podNeeds struct {
 type nativeSidecar struct {
 	startupProbe Fields // nil: none added
 	preStop      Fields // nil: none added
+	warning      string
 }
 
 // choice is the form chosen for a Pod, and why.
@@ -93,9 +95,9 @@ type choice struct {
 	// pending lists the sidecars whose image's STOPSIGNAL decides.
 	pending []string
 	order   []string // native: the sidecars in start order
-	adds    map[string]nativeSidecar
-	signals map[string]string // the STOPSIGNALs read, for the record
-	warning string
+	adds     map[string]nativeSidecar
+	signals  map[string]string // the STOPSIGNALs read, for the record
+	warnings []string
 }
 
 const reasonNative = "native: every sidecar maps onto an init container with restartPolicy Always"
@@ -124,7 +126,13 @@ func chooseForm(target Target, pod podNeeds) choice {
 			ch.pending = append(ch.pending, s.name)
 		default:
 			ch.adds[s.name] = *add
+			if add.warning != "" {
+				ch.warnings = append(ch.warnings, add.warning)
+			}
 		}
+	}
+	if pod.someWaitFor {
+		ch.warnings = append(ch.warnings, Prefix+"wait-for names some sidecars only: as native sidecars, all of them start before the main container")
 	}
 	if pod.readyTimeout {
 		return notNative(target, "the main container's ready-timeout: a native sidecar that is never ready is restarted, it cannot fail the Pod")
@@ -209,6 +217,7 @@ func mapSidecar(s sidecarNeeds, podGrace time.Duration) (*nativeSidecar, string)
 			return nil, fmt.Sprintf("sidecar %s has a quit URL and stop-after, and the kubelet runs preStop hooks at once", q)
 		}
 		add.preStop = fieldsOf(corev1.LifecycleHandler{HTTPGet: h.HTTPGet})
+		add.warning = fmt.Sprintf("sidecar %s: its quit URL becomes a preStop hook, which the kubelet sends as a GET (sidecar-watch POSTs) when the Pod starts terminating", q)
 	}
 	if s.stopSignal != "" {
 		switch {
@@ -249,6 +258,8 @@ func kubeletHandler(key, value string) (corev1.ProbeHandler, string) {
 	}
 	ip, err := netip.ParseAddr(host)
 	switch {
+	case host == "localhost":
+		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, the Pod's loopback, which the kubelet cannot reach", value)
 	case err != nil:
 		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, a name the kubelet would resolve on the node, not in the Pod", value)
 	case ip.IsLoopback() || ip.IsUnspecified():
