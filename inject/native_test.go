@@ -108,7 +108,9 @@ func TestChooseForm(t *testing.T) {
 		{"no readiness: started is ready", auto, one, FormNative, reasonNative},
 		{"a startupProbe of its own", auto, with(func(s *sidecarNeeds) { s.startupProbe = readiness }), FormNative, reasonNative},
 		{"a readinessProbe, copied", auto, with(func(s *sidecarNeeds) { s.readinessProbe = readiness }), FormNative, reasonNative},
-		{"a readinessProbe with successThreshold 2", auto, with(func(s *sidecarNeeds) { s.readinessProbe = &corev1.Probe{ProbeHandler: readiness.ProbeHandler, SuccessThreshold: 2} }), FormPair,
+		{"a readinessProbe with successThreshold 2", auto, with(func(s *sidecarNeeds) {
+			s.readinessProbe = &corev1.Probe{ProbeHandler: readiness.ProbeHandler, SuccessThreshold: 2}
+		}), FormPair,
 			`pair: sidecar "proxy"'s readinessProbe has successThreshold 2, and a startupProbe must have 1`},
 		{"ready-exec", auto, with(func(s *sidecarNeeds) { s.readyKey, s.readyValue = "ready-exec", `["pg_isready","-h","127.0.0.1"]` }), FormNative, reasonNative},
 		{"ready-http on the Pod's IP", auto, with(func(s *sidecarNeeds) { s.readyKey, s.readyValue = "ready-http", "http://10.1.2.3:8080/ready" }), FormNative, reasonNative},
@@ -138,8 +140,12 @@ func TestChooseForm(t *testing.T) {
 
 		// Stop signal.
 		{"stop signal, image not looked up yet", auto, with(func(s *sidecarNeeds) { s.stopSignal, s.stopFrom = "QUIT", "the known sidecar nginx" }), "", ""},
-		{"stop signal, the image's", auto, with(func(s *sidecarNeeds) { s.stopSignal, s.stopFrom, s.imageSignal = "QUIT", "the known sidecar nginx", "QUIT" }), FormNative, reasonNative},
-		{"stop signal other than the image's", auto, with(func(s *sidecarNeeds) { s.stopSignal, s.stopFrom, s.imageSignal = "INT", "annotation stop-signal", "TERM" }), FormPair,
+		{"stop signal, the image's", auto, with(func(s *sidecarNeeds) {
+			s.stopSignal, s.stopFrom, s.imageSignal = "QUIT", "the known sidecar nginx", "QUIT"
+		}), FormNative, reasonNative},
+		{"stop signal other than the image's", auto, with(func(s *sidecarNeeds) {
+			s.stopSignal, s.stopFrom, s.imageSignal = "INT", "annotation stop-signal", "TERM"
+		}), FormPair,
 			`pair: sidecar "proxy" stops on INT (annotation stop-signal), its image on TERM, and lifecycle.stopSignal is behind a feature gate`},
 
 		// Grace, restart, restartPolicy.

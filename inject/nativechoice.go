@@ -93,8 +93,8 @@ type choice struct {
 	reason string
 	err    error // mode native for a Pod native sidecars cannot serve
 	// pending lists the sidecars whose image's STOPSIGNAL decides.
-	pending []string
-	order   []string // native: the sidecars in start order
+	pending  []string
+	order    []string // native: the sidecars in start order
 	adds     map[string]nativeSidecar
 	signals  map[string]string // the STOPSIGNALs read, for the record
 	warnings []string
