@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -201,5 +202,40 @@ func TestShapesAcrossModes(t *testing.T) {
 	}
 	if n < 30 {
 		t.Fatalf("only %d conversions checked", n)
+	}
+}
+
+// TestNeedsNative: a Pod given native sidecars needs no image, not even
+// for a container without a command, unless a sidecar asks for a stop
+// signal: then its image's STOPSIGNAL decides, and Needs lists it (and
+// what the pair would need, should it decide the pair).
+func TestNeedsNative(t *testing.T) {
+	for _, tc := range []struct {
+		shape  string
+		target inject.Target
+		want   []string
+	}{
+		{"no-command", nativeMode, nil},
+		{"no-command", autoMode, nil},
+		{"no-command", inject.Target{Mode: inject.ModeAuto}, []string{"job", "agent"}},
+		{"native-stop-signal", nativeMode, []string{"web"}},
+		{"native-stop-signal", pairMode, nil},
+		{"native-probe-proxy", autoMode, nil},
+		{"native-probe-proxy", pairMode, []string{"proxy"}},
+	} {
+		t.Run(tc.shape+"/"+string(tc.target.Mode), func(t *testing.T) {
+			_, data := readShape(t, "testdata/shapes/"+tc.shape+".in.yaml")
+			plan, err := inject.PrepareFor(data, tc.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, n := range plan.Needs() {
+				got = append(got, n.Container)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Needs lists %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -264,7 +264,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 // of form read, by container, for the record.
 func (pl *Plan) signalsRead(images map[string]ImageConfig) map[string]string {
 	var out map[string]string
-	for _, name := range pl.choice.pending {
+	for _, name := range pl.choice.signalled {
 		if out == nil {
 			out = map[string]string{}
 		}

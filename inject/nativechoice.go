@@ -92,8 +92,10 @@ type choice struct {
 	form   Form
 	reason string
 	err    error // mode native for a Pod native sidecars cannot serve
-	// pending lists the sidecars whose image's STOPSIGNAL decides.
-	pending  []string
+	// pending lists the sidecars whose image's STOPSIGNAL decides and is
+	// not known yet; signalled those that ask for a stop signal.
+	pending   []string
+	signalled []string
 	order    []string // native: the sidecars in start order
 	adds     map[string]nativeSidecar
 	signals  map[string]string // the STOPSIGNALs read, for the record
@@ -104,6 +106,16 @@ const reasonNative = "native: every sidecar maps onto an init container with res
 
 // chooseForm decides the form for target: the one decision, pure.
 func chooseForm(target Target, pod podNeeds) choice {
+	ch := decideForm(target, pod)
+	for _, s := range pod.sidecars {
+		if s.stopSignal != "" && ch.err == nil {
+			ch.signalled = append(ch.signalled, s.name)
+		}
+	}
+	return ch
+}
+
+func decideForm(target Target, pod podNeeds) choice {
 	switch {
 	case target.Mode == ModePair:
 		return choice{form: FormPair, reason: "pair: mode pair"}
