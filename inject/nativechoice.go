@@ -96,10 +96,10 @@ type choice struct {
 	// not known yet; signalled those that ask for a stop signal.
 	pending   []string
 	signalled []string
-	order    []string // native: the sidecars in start order
-	adds     map[string]nativeSidecar
-	signals  map[string]string // the STOPSIGNALs read, for the record
-	warnings []string
+	order     []string // native: the sidecars in start order
+	adds      map[string]nativeSidecar
+	signals   map[string]string // the STOPSIGNALs read, for the record
+	warnings  []string
 }
 
 const reasonNative = "native: every sidecar maps onto an init container with restartPolicy Always"
