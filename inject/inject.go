@@ -26,7 +26,7 @@ type Plan struct {
 	takeOut string // why a template injected before needs job-signal no more
 	target  Target
 	was     Form              // the form of a previous injection, "" for none
-	signals map[string]string // STOPSIGNALs a previous native injection read
+	signals map[string]string // images' STOPSIGNALs a previous injection read
 	choice  choice            // decided without images (see choose)
 }
 
@@ -235,7 +235,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 			note = ch
 		}
 		var err error
-		if ops, warnings, err = injectOps(pl.orig, pl.p, images, pl.known, pl.text, installer, note); err != nil {
+		if ops, warnings, err = injectOps(pl.orig, pl.p, images, pl.known, pl.text, installer, note, pl.imageStop); err != nil {
 			return Result{}, err
 		}
 	}
@@ -260,22 +260,25 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	return res, nil
 }
 
+// imageStop is the STOPSIGNAL of the image of container name, as the
+// image's config has it ("" for none): from images, else as a previous
+// injection recorded it; known false when neither says.
+func (pl *Plan) imageStop(name, image string, images map[string]ImageConfig) (raw string, known bool) {
+	if cfg, ok := images[image]; ok {
+		return cfg.StopSignal, true
+	}
+	raw, known = pl.signals[name]
+	return raw, known
+}
+
 // signalsRead are the STOPSIGNALs of the sidecars' images that the choice
 // of form read, by container, for the record.
 func (pl *Plan) signalsRead(images map[string]ImageConfig) map[string]string {
-	var out map[string]string
+	out := map[string]string{}
 	for _, name := range pl.choice.signalled {
-		if out == nil {
-			out = map[string]string{}
-		}
 		if c := container(&pl.orig.spec, name); c != nil {
-			if cfg, ok := images[c.Image]; ok {
-				out[name] = "TERM"
-				if cfg.StopSignal != "" {
-					out[name] = signalName(cfg.StopSignal)
-				}
-			} else if sig := pl.signals[name]; sig != "" {
-				out[name] = sig
+			if raw, ok := pl.imageStop(name, c.Image, images); ok {
+				out[name] = raw
 			}
 		}
 	}

@@ -58,12 +58,12 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 		var img *ImageConfig
 		if cfg, ok := images[c.Image]; ok {
 			img = &cfg
+		}
+		if raw, ok := pl.imageStop(c.Name, c.Image, images); ok {
 			s.imageSignal = "TERM"
-			if cfg.StopSignal != "" {
-				s.imageSignal = signalName(cfg.StopSignal)
+			if raw != "" {
+				s.imageSignal = signalName(raw)
 			}
-		} else if sig := pl.signals[c.Name]; sig != "" {
-			s.imageSignal = sig
 		}
 		k := p.known[c.Name]
 		if v := setting("stop-signal"); v != "" {
@@ -94,6 +94,9 @@ func (pl *Plan) choose(images map[string]ImageConfig) choice {
 // native sidecars as ch says, the record last.
 func nativeOps(t *template, ch choice, text map[string]string) []Op {
 	rec := record{Version: nativeVersion, Form: FormNative, Reason: ch.reason, Was: map[string]string{}, Text: text, Signals: ch.signals}
+	if len(rec.Signals) == 0 {
+		rec.Signals = nil
+	}
 	var ops []Op
 	spec := Pointer("spec")
 	if state := presenceOf(t.rawSpec, "initContainers"); state != present {
