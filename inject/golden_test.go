@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/job-signal/job-signal/inject"
@@ -237,5 +238,42 @@ func TestNeedsNative(t *testing.T) {
 				t.Errorf("Needs lists %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestUninjectNativeEdited: a native Pod whose moved sidecar is gone from
+// initContainers, or lost what inject added, is refused with what
+// happened, never half restored.
+func TestUninjectNativeEdited(t *testing.T) {
+	s, data := readShape(t, "testdata/shapes/native-exec-and-hooks.in.yaml")
+	res, err := injectFor(data, s.Images, nativeMode)
+	if err != nil || res.Form != inject.FormNative {
+		t.Fatalf("%v %s", err, res.Form)
+	}
+	for name, edit := range map[string]func(*corev1.PodSpec){
+		"sidecar removed":      func(p *corev1.PodSpec) { p.InitContainers = p.InitContainers[:1] },
+		"startupProbe removed": func(p *corev1.PodSpec) { p.InitContainers[0].StartupProbe = nil },
+		"preStop removed":      func(p *corev1.PodSpec) { p.InitContainers[1].Lifecycle.PreStop = nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec, ann := decodeTemplate(res.Template)
+			edit(&spec)
+			if _, err := inject.Uninject(podTemplate(spec, ann)); err == nil || !strings.Contains(err.Error(), "edited after injection") {
+				t.Fatalf("got %v, want an error saying the Pod was edited", err)
+			}
+		})
+	}
+}
+
+// TestTargetModes: the zero Target is the pair; a mode that is none of
+// pair, native and auto is an error naming them.
+func TestTargetModes(t *testing.T) {
+	_, data := readShape(t, "testdata/shapes/classic-sidecar.in.yaml")
+	res, err := injectFor(data, nil, inject.Target{})
+	if err != nil || res.Form != inject.FormPair {
+		t.Fatalf("zero Target: %v %q", err, res.Form)
+	}
+	if _, err := inject.PrepareFor(data, inject.Target{Mode: "sidecar"}); err == nil || !strings.Contains(err.Error(), "pair, native or auto") {
+		t.Fatalf("mode sidecar: %v", err)
 	}
 }

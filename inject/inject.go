@@ -68,6 +68,13 @@ func PrepareDecoded(raw map[string]any) (*Plan, error) {
 }
 
 func prepare(t *template, target Target) (*Plan, error) {
+	switch target.Mode {
+	case "":
+		target.Mode = ModePair
+	case ModePair, ModeNative, ModeAuto:
+	default:
+		return nil, fmt.Errorf("inject: mode %q: give pair, native or auto", target.Mode)
+	}
 	pl := &Plan{t: t, orig: t, target: target}
 	if Injected(t.annotations) {
 		u, err := uninject(t)
