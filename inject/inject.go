@@ -255,9 +255,10 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	// the layout's volumes and init container stay as they are (admission
 	// plugins may have changed them since: a token mount, a mirrored
 	// image).
-	res.Ops = append(slices.Clone(pl.undo), ops...)
 	if pl.was == FormPair && ch.form == FormPair {
 		res.Ops = append(keepLayout(pl.undo), keepLayout(ops)...)
+	} else {
+		res.Ops = append(slices.Clone(pl.undo), ops...)
 	}
 	if same, err := pl.t.unchangedBy(res.Ops); err != nil {
 		return Result{}, err

@@ -85,9 +85,14 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 	return pod
 }
 
-// choose decides the form with what is known of the images.
+// choose decides the form with what is known of the images. Where the
+// mode and the cluster decide alone, the Pod is not read.
 func (pl *Plan) choose(images map[string]ImageConfig) choice {
-	return chooseForm(pl.target, pl.podNeedsOf(images))
+	t := pl.target
+	if t.Mode == ModePair || !t.Cluster.NativeSidecars && (t.Cluster.Known || t.Mode == ModeAuto) {
+		return chooseForm(t, podNeeds{})
+	}
+	return chooseForm(t, pl.podNeedsOf(images))
 }
 
 // nativeOps are the changes that give t (a template without job-signal)
