@@ -1,8 +1,6 @@
 package inject
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -120,21 +118,6 @@ func prepare(t *template, target Target) (*Plan, error) {
 		return nil, err
 	}
 	return pl, nil
-}
-
-// withoutInjection is t with the ops that undo its injection applied, read again:
-// on the template as read (applyTo), or, where that leaves them to Apply,
-// through JSON.
-func withoutInjection(t *template, ops []Op) (*template, error) {
-	if doc, err := applyTo(t.raw, ops); err == nil {
-		return templateOf(doc, nil)
-	}
-	raw, _ := json.Marshal(t.raw)
-	origJSON, err := Apply(raw, ops)
-	if err != nil {
-		return nil, fmt.Errorf("undo the previous injection: %w", err)
-	}
-	return readTemplate(origJSON)
 }
 
 // nothingToDo says why a Pod needs no job-signal at all: one container and
@@ -266,72 +249,6 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 		return Result{Warnings: warnings}, nil
 	}
 	return res, nil
-}
-
-// imageStop is the STOPSIGNAL of the image of container name, as the
-// image's config has it ("" for none): from images, else as a previous
-// injection recorded it; known false when neither says.
-func (pl *Plan) imageStop(name, image string, images map[string]ImageConfig) (raw string, known bool) {
-	if cfg, ok := images[image]; ok {
-		return cfg.StopSignal, true
-	}
-	raw, known = pl.signals[name]
-	return raw, known
-}
-
-// signalsRead are the STOPSIGNALs of the sidecars' images that the choice
-// of form read, by container, for the record.
-func (pl *Plan) signalsRead(images map[string]ImageConfig) map[string]string {
-	out := map[string]string{}
-	for _, name := range pl.choice.signalled {
-		if c := container(&pl.orig.spec, name); c != nil {
-			if raw, ok := pl.imageStop(name, c.Image, images); ok {
-				out[name] = raw
-			}
-		}
-	}
-	return out
-}
-
-// unchangedBy says whether applying ops to t leaves it as it is: on the
-// template as read (applyTo), or, where that leaves them to Apply,
-// through JSON.
-func (t *template) unchangedBy(ops []Op) (bool, error) {
-	if doc, err := applyTo(t.raw, ops); err == nil {
-		return sameJSON(t.raw, doc), nil
-	}
-	raw, _ := json.Marshal(t.raw)
-	want, err := Apply(raw, ops)
-	if err != nil {
-		return false, err
-	}
-	same, _ := equalJSON(raw, want)
-	return same, nil
-}
-
-// keepLayout drops the ops on the layout's volumes and init container.
-func keepLayout(ops []Op) []Op {
-	var out []Op
-	for _, o := range ops {
-		if o.layout {
-			continue
-		}
-		out = append(out, o)
-	}
-	return out
-}
-
-func equalJSON(a, b []byte) (bool, error) {
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		return false, err
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		return false, err
-	}
-	xb, _ := json.Marshal(x)
-	yb, _ := json.Marshal(y)
-	return bytes.Equal(xb, yb), nil
 }
 
 // checkClashes refuses a Pod that already uses the names or paths the

@@ -261,3 +261,28 @@ func orderedValue(dec *json.Decoder) any {
 	}
 	return tok
 }
+
+// imageStop is the STOPSIGNAL of the image of container name, as the
+// image's config has it ("" for none): from images, else as a previous
+// injection recorded it; known false when neither says.
+func (pl *Plan) imageStop(name, image string, images map[string]ImageConfig) (raw string, known bool) {
+	if cfg, ok := images[image]; ok {
+		return cfg.StopSignal, true
+	}
+	raw, known = pl.signals[name]
+	return raw, known
+}
+
+// signalsRead are the STOPSIGNALs of the sidecars' images that the choice
+// of form read, by container, for the record.
+func (pl *Plan) signalsRead(images map[string]ImageConfig) map[string]string {
+	out := map[string]string{}
+	for _, name := range pl.choice.signalled {
+		if c := container(&pl.orig.spec, name); c != nil {
+			if raw, ok := pl.imageStop(name, c.Image, images); ok {
+				out[name] = raw
+			}
+		}
+	}
+	return out
+}
