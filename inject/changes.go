@@ -44,8 +44,8 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		command := append(append([]string{JobSignalPath}, p.mainFlags()...), "--")
 		if r == roleSidecar {
 			stop, _ := stops(c.Name, c.Image, images)
-			if stop != "" {
-				rec.Signals[c.Name] = stop
+			if imageDecides(c.Name, stop, p.known[c.Name]) {
+				rec.Signals[c.Name] = stop // injecting again, without the image, would lose it
 			}
 			values, w := p.sidecarValues(c.Name, line, stop)
 			warnings = append(warnings, w...)
@@ -199,4 +199,12 @@ func installValue(image string) Fields {
 		}},
 		{"volumeMounts", []any{mountValue(BinVolume, BinDir, false)}},
 	}
+}
+
+// imageDecides says whether the image's STOPSIGNAL stop gives sidecar
+// name another stop signal than it has without its image.
+func imageDecides(name, stop string, k *KnownSidecar) bool {
+	with, _, _ := stopSignalOf(name, stop, k)
+	without, _, _ := stopSignalOf(name, "", k)
+	return with != without
 }
