@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -27,11 +28,11 @@ const (
 // or ready-tcp value, or why it cannot: the kubelet probes from the node,
 // so the Pod's loopback and names resolved in the Pod are out of reach.
 func kubeletHandler(key, value string) (corev1.ProbeHandler, string) {
-	hostport, path := value, ""
+	hostport, path, where := value, "", shorten(value)
 	if key == "ready-http" {
 		u, err := sidecarspec.HTTPURL(value)
 		if err != nil {
-			return corev1.ProbeHandler{}, "on " + value + ", not an http URL"
+			return corev1.ProbeHandler{}, "on " + where + ", not an http URL"
 		}
 		hostport, path = u.Host, u.EscapedPath()
 		if u.Port() == "" {
@@ -47,16 +48,16 @@ func kubeletHandler(key, value string) (corev1.ProbeHandler, string) {
 	host, port, err := net.SplitHostPort(hostport)
 	n, perr := strconv.Atoi(port)
 	if err != nil || perr != nil {
-		return corev1.ProbeHandler{}, "on " + value + ", which has no port"
+		return corev1.ProbeHandler{}, "on " + where + ", which has no port"
 	}
 	ip, err := netip.ParseAddr(host)
 	switch {
 	case host == "localhost":
-		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, the Pod's loopback, which the kubelet cannot reach", value)
+		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, the Pod's loopback, which the kubelet cannot reach", where)
 	case err != nil:
-		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, a name the kubelet would resolve on the node, not in the Pod", value)
+		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, a name the kubelet would resolve on the node, not in the Pod", where)
 	case ip.IsLoopback() || ip.IsUnspecified():
-		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, the Pod's loopback, which the kubelet cannot reach", value)
+		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, the Pod's loopback, which the kubelet cannot reach", where)
 	}
 	if key == "ready-tcp" {
 		return corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(n)), Host: host}}, ""
@@ -72,4 +73,14 @@ func probeFields(h corev1.ProbeHandler, from *corev1.Probe) Fields {
 		p.InitialDelaySeconds, p.TimeoutSeconds = from.InitialDelaySeconds, from.TimeoutSeconds
 	}
 	return fieldsOf(p)
+}
+
+// shorten keeps a value quoted in a reason short: reasons go into the
+// Pod's annotations and logs.
+func shorten(s string) string {
+	const most = 80
+	if len(s) <= most {
+		return s
+	}
+	return strings.ToValidUTF8(s[:most-3], "") + "..."
 }
