@@ -2,6 +2,7 @@ package inject_test
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"maps"
 	"os"
@@ -275,5 +276,18 @@ func TestTargetModes(t *testing.T) {
 	}
 	if _, err := inject.PrepareFor(data, inject.Target{Mode: "sidecar"}); err == nil || !strings.Contains(err.Error(), "pair, native or auto") {
 		t.Fatalf("mode sidecar: %v", err)
+	}
+}
+
+// TestStopSignalNotFound: when the image whose STOPSIGNAL decides was not
+// found, auto gives the pair and says why; native refuses.
+func TestStopSignalNotFound(t *testing.T) {
+	_, data := readShape(t, "testdata/shapes/native-stop-signal.in.yaml")
+	res, err := injectFor(data, nil, autoMode)
+	if err != nil || res.Form != inject.FormPair || !strings.Contains(res.Reason, `its image's STOPSIGNAL is not known`) {
+		t.Fatalf("auto: %v %q %q", err, res.Form, res.Reason)
+	}
+	if _, err := injectFor(data, nil, nativeMode); !errors.Is(err, inject.ErrNotNative) {
+		t.Fatalf("native: %v", err)
 	}
 }

@@ -101,7 +101,7 @@ func prepare(t *template, target Target) (*Plan, error) {
 	if len(pl.p.sidecars) == 0 {
 		return pl.leave(fmt.Sprintf("no sidecar: every container but the job (%q) is ignored (%s%s), and it completes by itself, nothing to do", pl.p.main, Prefix, keyIgnore)), nil
 	}
-	pl.choice = pl.choose(nil)
+	pl.choice = pl.choose(nil, false)
 	if pl.choice.err != nil {
 		return nil, pl.choice.err
 	}
@@ -203,7 +203,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	}
 	ch := pl.choice
 	if len(ch.pending) > 0 {
-		if ch = pl.choose(images); ch.err != nil {
+		if ch = pl.choose(images, true); ch.err != nil {
 			return Result{}, ch.err
 		}
 	}

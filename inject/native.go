@@ -85,14 +85,17 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 	return pod
 }
 
-// choose decides the form with what is known of the images. Where the
-// mode and the cluster decide alone, the Pod is not read.
-func (pl *Plan) choose(images map[string]ImageConfig) choice {
+// choose decides the form with what is known of the images: before they
+// are looked up (looked false), or after, with what the lookup gave.
+// Where the mode and the cluster decide alone, the Pod is not read.
+func (pl *Plan) choose(images map[string]ImageConfig, looked bool) choice {
 	t := pl.target
 	if t.Mode == ModePair || !t.Cluster.NativeSidecars && (t.Cluster.Known || t.Mode == ModeAuto) {
 		return chooseForm(t, podNeeds{})
 	}
-	return chooseForm(t, pl.podNeedsOf(images))
+	pod := pl.podNeedsOf(images)
+	pod.looked = looked
+	return chooseForm(t, pod)
 }
 
 // nativeOps are the changes that give t (a template without job-signal)

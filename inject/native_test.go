@@ -153,6 +153,8 @@ func TestChooseForm(t *testing.T) {
 		{"stop signal, the image's", auto, with(func(s *sidecarNeeds) {
 			s.stopSignal, s.stopFrom, s.imageSignal = "QUIT", "the known sidecar nginx", "QUIT"
 		}), FormNative, reasonNative},
+		{"stop signal, image not found", auto, podNeeds{grace: 30 * time.Second, looked: true, sidecars: []sidecarNeeds{{name: "proxy", stopSignal: "QUIT", stopFrom: "the known sidecar nginx"}}}, FormPair,
+			`pair: sidecar "proxy" stops on QUIT (the known sidecar nginx), and its image's STOPSIGNAL is not known`},
 		{"stop signal other than the image's", auto, with(func(s *sidecarNeeds) {
 			s.stopSignal, s.stopFrom, s.imageSignal = "INT", "annotation stop-signal", "TERM"
 		}), FormPair,

@@ -64,9 +64,12 @@ type sidecarNeeds struct {
 type podNeeds struct {
 	sidecars     []sidecarNeeds
 	after        map[string][]string
-	readyTimeout bool          // main's ready-timeout annotation
-	someWaitFor  bool          // main's wait-for names some sidecars only
-	grace        time.Duration // terminationGracePeriodSeconds
+	readyTimeout bool // main's ready-timeout annotation
+	// looked: the images have been looked up; an image's STOPSIGNAL not
+	// known then will not be.
+	looked      bool
+	someWaitFor bool          // main's wait-for names some sidecars only
+	grace       time.Duration // terminationGracePeriodSeconds
 }
 
 // nativeSidecar is what the native form adds to one moved container.
@@ -119,7 +122,7 @@ func decideForm(target Target, pod podNeeds) choice {
 	}
 	ch := choice{form: FormNative, reason: reasonNative, adds: map[string]nativeSidecar{}}
 	for _, s := range pod.sidecars {
-		add, why := mapSidecar(s, pod.grace)
+		add, why := mapSidecar(s, pod.grace, pod.looked)
 		switch {
 		case why != "":
 			return notNative(target, why)
@@ -172,7 +175,7 @@ func refuse(why string) choice {
 // mapSidecar maps one sidecar onto a native one: what to add, or why it
 // does not map. Neither (nil, "") when its image's STOPSIGNAL decides and
 // is not known yet.
-func mapSidecar(s sidecarNeeds, podGrace time.Duration) (*nativeSidecar, string) {
+func mapSidecar(s sidecarNeeds, podGrace time.Duration, looked bool) (*nativeSidecar, string) {
 	q := strconv.Quote(s.name)
 	var add nativeSidecar
 	switch {
@@ -222,6 +225,8 @@ func mapSidecar(s sidecarNeeds, podGrace time.Duration) (*nativeSidecar, string)
 	}
 	if s.stopSignal != "" {
 		switch {
+		case s.imageSignal == "" && looked:
+			return nil, fmt.Sprintf("sidecar %s stops on %s (%s), and its image's STOPSIGNAL is not known", q, s.stopSignal, s.stopFrom)
 		case s.imageSignal == "":
 			return nil, ""
 		case s.imageSignal != s.stopSignal:
