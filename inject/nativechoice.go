@@ -107,6 +107,9 @@ func chooseForm(target Target, pod podNeeds) choice {
 	return ch
 }
 
+// decideForm is chooseForm but for the sidecars that ask for a stop
+// signal: the mode and the cluster first, then each sidecar, then the
+// Pod's order.
 func decideForm(target Target, pod podNeeds) choice {
 	switch {
 	case target.Mode == ModePair:
