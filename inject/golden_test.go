@@ -291,3 +291,17 @@ func TestStopSignalNotFound(t *testing.T) {
 		t.Fatalf("native: %v", err)
 	}
 }
+
+// TestReadyTimeout: main's ready-timeout keeps the pair (a native sidecar
+// that is never ready cannot fail the Pod), except 0, which waits for
+// ever as a native sidecar does.
+func TestReadyTimeout(t *testing.T) {
+	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{
+		{Name: "job", Image: "busybox", Command: []string{"/job"}}, {Name: "proxy", Image: "busybox", Command: []string{"/proxy"}}}}
+	for value, want := range map[string]inject.Form{"2m": inject.FormPair, "0s": inject.FormNative, "0": inject.FormNative} {
+		res, err := injectFor(podTemplate(spec, map[string]string{inject.Prefix + "main": "job", inject.Prefix + "ready-timeout": value}), nil, autoMode)
+		if err != nil || res.Form != want {
+			t.Errorf("ready-timeout %s: %v %q (%s), want %q", value, err, res.Form, res.Reason, want)
+		}
+	}
+}

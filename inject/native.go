@@ -24,7 +24,10 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 	if spec.TerminationGracePeriodSeconds != nil {
 		pod.grace = time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
 	}
-	_, pod.readyTimeout = p.s.main1["ready-timeout"]
+	if v, ok := p.s.main1["ready-timeout"]; ok {
+		d, _ := time.ParseDuration(v) // checked by parseSettings
+		pod.readyTimeout = d > 0      // 0: wait for ever, as a native sidecar does
+	}
 	pod.someWaitFor = p.s.hasWaitFor && len(p.s.waitFor) < len(p.sidecars)
 	rawContainers, _ := pl.orig.rawSpec["containers"].([]any)
 	for i := range spec.Containers {

@@ -64,7 +64,7 @@ type sidecarNeeds struct {
 type podNeeds struct {
 	sidecars     []sidecarNeeds
 	after        map[string][]string
-	readyTimeout bool // main's ready-timeout annotation
+	readyTimeout bool // main's ready-timeout annotation, other than 0 (for ever)
 	// looked: the images have been looked up; an image's STOPSIGNAL not
 	// known then will not be.
 	looked      bool
