@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -209,7 +210,7 @@ func expectNative(t *testing.T, pod *corev1.Pod, original corev1.PodSpec, order 
 		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
 			t.Errorf("sidecar %s: restartPolicy %v, want Always", c.Name, c.RestartPolicy)
 		}
-		if p := want.ReadinessProbe; p != nil && want.StartupProbe == nil && (c.StartupProbe == nil || c.StartupProbe.HTTPGet == nil || c.StartupProbe.HTTPGet.Path != p.HTTPGet.Path) {
+		if p := want.ReadinessProbe; p != nil && want.StartupProbe == nil && (c.StartupProbe == nil || !equality.Semantic.DeepEqual(c.StartupProbe.ProbeHandler, p.ProbeHandler)) {
 			t.Errorf("sidecar %s: its readinessProbe did not become a startupProbe: %+v", c.Name, c.StartupProbe)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/job-signal/job-signal/inject"
@@ -61,16 +60,18 @@ func busyboxSidecar(name string) corev1.Container {
 	return corev1.Container{Name: name, Image: busyboxImage, ImagePullPolicy: kube.PullPolicy(), Command: []string{"sh", "-c", termSidecar}}
 }
 
-// probedProxy is the Cloud SQL Auth Proxy (the real one) with its
-// /startup as a probe in the manifest (a readinessProbe, or a
-// startupProbe when startup): the kubelet probes the Pod's IP, so its
-// health server listens on every address. --quitquitquit makes the
-// known-sidecar table give the pair a quit URL.
+// probedProxy is the Cloud SQL Auth Proxy (the real one) with a probe in
+// the manifest (a readinessProbe, or a startupProbe when startup): its
+// own `wait` command, which asks its /startup, as its documentation
+// suggests. An exec probe, not httpGet: on the suite's cluster the node
+// cannot reach a Pod's IP, so the kubelet's HTTP and TCP probes never
+// pass. --quitquitquit makes the known-sidecar table give the pair a quit
+// URL.
 func probedProxy(startup bool) corev1.Container {
-	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/startup", Port: intstr.FromInt32(9090)}},
-		PeriodSeconds: 1, FailureThreshold: 60}
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/cloud-sql-proxy", "wait", "--max=2s"}}},
+		PeriodSeconds: 1, TimeoutSeconds: 5, FailureThreshold: 60}
 	c := corev1.Container{Name: "cloud-sql-proxy", Image: cloudSQLImage, ImagePullPolicy: kube.PullPolicy(),
-		Command: []string{"/cloud-sql-proxy", "--port=5432", "--health-check", "--http-address=0.0.0.0",
+		Command: []string{"/cloud-sql-proxy", "--port=5432", "--health-check", "--http-address=127.0.0.1",
 			"--quitquitquit", "my-project:europe-west1:inventory"}}
 	if startup {
 		c.StartupProbe = probe
@@ -116,7 +117,8 @@ func nativeCases() []nativeCase {
 		job: func(name string) *batchv1.Job {
 			agent := busyboxSidecar("agent")
 			agent.Command = []string{"sh", "-c", `if echo | nc 127.0.0.1 5432; then echo proxy reachable at start; else echo proxy not reachable at start; exit 1; fi; ` + termSidecar}
-			return plainJob(name, map[string]string{inject.Prefix + "after.agent": "cloud-sql-proxy"}, shortMain, agent, probedProxy(true))
+			return plainJob(name, map[string]string{inject.Prefix + "after.agent": "cloud-sql-proxy", inject.Prefix + "main": "main"},
+				shortMain, agent, probedProxy(true))
 		},
 		want: completeWithOnePod, phase: corev1.PodSucceeded, loose: []string{"cloud-sql-proxy"},
 		check: func(s *space, pod *corev1.Pod) {
