@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // expectPodsGone waits until every Pod of the namespace has been deleted
@@ -37,13 +38,14 @@ func (s *space) expectPodsGone(timeout time.Duration) {
 }
 
 // waitMainLogged waits until the Job's Pod's main container has logged
-// text, polling its log through the API, and returns the Pod.
+// text, polling its log through the API, and returns the Pod. Other Jobs'
+// Pods in the namespace are not looked at.
 func (s *space) waitMainLogged(job *batchv1.Job, text string) *corev1.Pod {
 	s.t.Helper()
 	var pod *corev1.Pod
 	err := s.pods.waitFor(2*time.Minute, func(all []observation[*corev1.Pod]) (bool, string) {
 		for _, o := range all {
-			if c := containerStatus(o.obj, "main"); c != nil && c.State.Running != nil {
+			if c := containerStatus(o.obj, "main"); metav1.IsControlledBy(o.obj, job) && c != nil && c.State.Running != nil {
 				pod = o.obj
 				return true, ""
 			}
