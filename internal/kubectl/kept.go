@@ -55,15 +55,11 @@ func (ed *editor) keep(place string, parent *enode, e *entry) {
 		from = parent.src.colon[e.src]
 	}
 	src := ed.text[from:old.end]
-	var meaning any
-	if old.kind != scalarKind || old.y == nil || old.y.ShortTag() != "!!null" {
-		js, err := jsonOf(ed.text, old)
-		if err != nil {
-			return
-		}
-		meaning = decodeJSON(js)
+	v, err := meaning(ed.text, old)
+	if err != nil {
+		return
 	}
-	rendered := ed.render(meaning, parent.src, e.src, old)
+	rendered := ed.render(v, parent.src, e.src, old)
 	if block && !strings.HasPrefix(rendered, ed.st.nl) {
 		rendered = " " + rendered
 	}

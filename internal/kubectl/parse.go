@@ -41,15 +41,6 @@ type snode struct {
 	line        int
 }
 
-func (n *snode) get(key string) (*snode, int) {
-	for i, k := range n.keys {
-		if k.str == key {
-			return n.kids[i], i
-		}
-	}
-	return nil, -1
-}
-
 // errCannotEdit is a layout the editor does not edit in place.
 var errCannotEdit = errors.New("cannot edit in place")
 

@@ -86,21 +86,21 @@ func (r *jsonReader) value(depth int) (*snode, error) {
 	return n, nil
 }
 
-// jsonOf writes the meaning of a subtree as JSON: for JSON its own bytes,
-// for YAML the values as Kubernetes' decoding reads them.
-func jsonOf(text string, n *snode) ([]byte, error) {
-	if n.y == nil {
-		var b bytes.Buffer
-		if err := json.Compact(&b, []byte(text[n.start:n.end])); err != nil {
+// meaning is what a node of the source means, numbers as json.Number:
+// for JSON its own bytes, for YAML its value as yaml.v3 decodes it.
+func meaning(text string, n *snode) (any, error) {
+	js := []byte(text[n.start:n.end])
+	if n.y != nil {
+		var v any
+		if err := n.y.Decode(&v); err != nil {
 			return nil, err
 		}
-		return b.Bytes(), nil
+		var err error
+		if js, err = json.Marshal(v); err != nil {
+			return nil, err
+		}
 	}
-	v, err := toValue(n.y, "")
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
+	return decodeValue(js)
 }
 
 // byteOrderMark may start a file; kubectl drops it before reading YAML

@@ -22,6 +22,15 @@ func parseText(t *testing.T, text string, json bool) (*snode, error) {
 }
 
 // at follows path (keys and list indexes) from n.
+func (n *snode) get(key string) (*snode, int) {
+	for i, k := range n.keys {
+		if k.str == key {
+			return n.kids[i], i
+		}
+	}
+	return nil, -1
+}
+
 func at(t *testing.T, n *snode, path string) *snode {
 	t.Helper()
 	for _, p := range strings.Split(path, "/") {
