@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/job-signal/job-signal/inject"
@@ -132,9 +133,10 @@ func yamlError(d *document, err error) error {
 		line := d.line + strings.Count(d.raw[:loc[0]], "\n")
 		return fmt.Errorf("%s: this is a Helm template ({{ ... }} at line %d), not a manifest: render it first, e.g. `helm template RELEASE CHART | kubectl job-signal inject -f -`", d, line)
 	}
-	if strings.Contains(msg, "excessive aliasing") {
-		if _, err := parseDocument(d); err != nil {
-			return err // the alias check names where they expand
+	var root yaml.Node
+	if strings.Contains(msg, "excessive aliasing") && yaml.Unmarshal([]byte(d.raw), &root) == nil {
+		if err := checkAliases(&root); err != nil {
+			return fmt.Errorf("%s: %s", d, absoluteLines(d, err))
 		}
 	}
 	msg = strings.ReplaceAll(strings.TrimPrefix(msg, "yaml: unmarshal errors:\n  "), "\n", ";")

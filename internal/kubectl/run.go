@@ -148,9 +148,6 @@ func parseDocument(d *document) (*snode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, err))
 	}
-	if err := checkAliases(&root); err != nil {
-		return nil, fmt.Errorf("%s: %w", d, err)
-	}
 	n, err := readYAML(d.raw, root.Content[0])
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", d, absoluteLines(d, err))
