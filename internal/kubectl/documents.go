@@ -154,25 +154,15 @@ func splitJSON(data []byte) ([]*document, error) {
 	}
 }
 
-// writeDocuments joins the documents back; changed holds the new text of
-// the documents that changed.
-func writeDocuments(w *bytes.Buffer, docs []*document, changed map[*document]string) {
+// writeDocuments joins the documents back.
+func writeDocuments(w *bytes.Buffer, docs []*document) {
 	for i, d := range docs {
-		text, ok := changed[d]
-		if !ok {
-			text = d.raw
-		}
-		if d.json {
-			w.WriteString(d.sep)
-			w.WriteString(text)
-			continue
-		}
-		if i > 0 && d.sep == "" {
+		if !d.json && i > 0 && d.sep == "" {
 			w.WriteString("---\n")
 		}
 		w.WriteString(d.sep)
-		w.WriteString(text)
-		if text != "" && i+1 < len(docs) && !strings.HasSuffix(text, "\n") {
+		w.WriteString(d.raw)
+		if !d.json && d.raw != "" && i+1 < len(docs) && !strings.HasSuffix(d.raw, "\n") {
 			w.WriteString("\n")
 		}
 	}
@@ -189,15 +179,17 @@ func absoluteLines(d *document, err error) string {
 	})
 }
 
-// forEach calls f(0) ... f(n-1), as many at once as there are CPUs:
-// documents are read, edited and checked each on its own.
-func forEach(n int, f func(i int)) {
+// forEach calls f(0) ... f(n-1), as many at once as there are CPUs, and
+// returns their errors in order: documents are read, edited and checked
+// each on its own.
+func forEach(n int, f func(i int) error) []error {
+	errs := make([]error, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(n, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for i := range next {
-				f(i)
+				errs[i] = f(i)
 			}
 		})
 	}
@@ -206,4 +198,5 @@ func forEach(n int, f func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+	return errs
 }

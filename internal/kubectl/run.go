@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -65,66 +66,38 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 		size += len(d.raw)
 	}
 	tuneGC(size)
-	type read struct {
-		p     *parsed
-		notes []string
-		err   error
-	}
-	reads := make([]read, len(docs))
-	forEach(len(docs), func(i int) {
-		r := &reads[i]
-		r.p, r.notes, r.err = parse(docs[i], opts != nil)
+	all := make([]*parsed, len(docs))
+	notes := make([][]string, len(docs))
+	errs := forEach(len(docs), func(i int) (err error) {
+		all[i], notes[i], err = parse(docs[i], opts != nil)
+		return err
 	})
-	var all []*parsed
-	var errs []error
-	for _, r := range reads {
-		for _, n := range r.notes {
-			fmt.Fprintln(stderr, "note:", n)
-		}
-		if r.err != nil {
-			errs = append(errs, r.err)
-			continue
-		}
-		if r.p != nil {
-			all = append(all, r.p)
-		}
+	for _, n := range slices.Concat(notes...) {
+		fmt.Fprintln(stderr, "note:", n)
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
+	all = slices.DeleteFunc(all, func(p *parsed) bool { return p == nil })
 	if opts != nil {
 		if err := injectAll(ctx, all, opts, stderr); err != nil {
 			return err
 		}
 	}
-	type edited struct {
-		doc     *document
-		text    string
-		changed bool
-		err     error
-	}
-	edits := make([]edited, len(all))
-	forEach(len(all), func(i int) {
-		e := &edits[i]
-		e.doc = all[i].doc
-		e.text, e.changed, e.err = editDocument(all[i], opts != nil)
+	errs = forEach(len(all), func(i int) error {
+		d := all[i].doc
+		text, changed, err := editDocument(all[i], opts != nil)
 		all[i] = nil // what was read of it is garbage now: a smaller heap to collect
+		if changed {
+			d.raw = text
+		}
+		return err
 	})
-	texts := make(map[*document]string)
-	for _, e := range edits {
-		if e.err != nil {
-			errs = append(errs, e.err)
-			continue
-		}
-		if e.changed {
-			texts[e.doc] = e.text
-		}
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	var buf bytes.Buffer
-	writeDocuments(&buf, docs, texts)
+	writeDocuments(&buf, docs)
 	_, err = out.Write(buf.Bytes())
 	return err
 }
@@ -166,28 +139,25 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	type injected struct {
-		res inject.Result
-		err error
-	}
-	results := make([]injected, len(pods))
-	forEach(len(pods), func(i int) {
-		r, p := &results[i], pods[i]
-		r.res, r.err = p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
+	results := make([]inject.Result, len(pods))
+	errs := forEach(len(pods), func(i int) (err error) {
+		p := pods[i]
+		results[i], err = p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
+		return err
 	})
-	var errs []error
 	a := newAdmission(ctx, opts)
 	for i, p := range pods {
-		res, err := results[i].res, results[i].err
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p.where, err))
+		if errs[i] != nil {
+			errs[i] = fmt.Errorf("%s: %w", p.where, errs[i])
 			continue
 		}
-		for _, w := range res.Warnings {
+		for _, w := range results[i].Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
-		p.ops = res.Ops
-		errs = append(errs, a.admit(p))
+		p.ops = results[i].Ops
+		if err := a.check(p); err != nil {
+			errs[i] = fmt.Errorf("%s: %w", p.where, err)
+		}
 	}
 	return a.done(stderr, errors.Join(errs...))
 }
