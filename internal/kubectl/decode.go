@@ -22,8 +22,8 @@ import (
 // templates.
 func parse(d *document, injecting bool) (*parsed, []string, error) {
 	js, v, err := decodeDocument(d)
-	if dup := (*duplicateKey)(nil); errors.As(err, &dup) && !holdsTemplates(d) {
-		return nil, nil, nil // passed through, whatever it holds
+	if err != nil && !holdsTemplates(d) {
+		return nil, nil, nil // passed through, whatever it holds (a key twice, say)
 	}
 	if err != nil || v == nil {
 		return nil, nil, err
@@ -77,10 +77,11 @@ func decodeDocument(d *document) (js []byte, v any, err error) {
 // decode is decodeDocument, strict or not.
 func decode(d *document, strict bool) (js []byte, v any, err error) {
 	if d.json {
-		if err := jsonDuplicates(d); err != nil && strict {
-			return nil, nil, fmt.Errorf("%s: %w", d, err)
-		}
 		js = []byte(strings.TrimSpace(d.raw))
+		if strict {
+			_, v, err = readJSON(d.raw)
+			return js, v, jsonError(d, err)
+		}
 	} else {
 		toJSON := sigsyaml.YAMLToJSON
 		if strict {
@@ -127,7 +128,7 @@ func yamlError(d *document, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
 	if m := duplicateYAML.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
-		return fmt.Errorf("%s: %w", d, &duplicateKey{key: m[2], line: d.line + n - 1, in: "mapping"})
+		return fmt.Errorf("%s: %w", d, twice(m[2], "mapping", d.line+n-1))
 	}
 	if loc := templateMark.FindStringIndex(d.raw); loc != nil {
 		line := d.line + strings.Count(d.raw[:loc[0]], "\n")
@@ -143,69 +144,18 @@ func yamlError(d *document, err error) error {
 	return fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, errors.New(msg)))
 }
 
-// jsonDuplicates refuses a JSON document with a key twice in one object,
-// naming the key and its line. Malformed JSON is left to the decoder.
-func jsonDuplicates(d *document) error {
-	dec := json.NewDecoder(strings.NewReader(d.raw))
-	err := jsonKeys(dec, 0)
-	var dup *duplicateKey
-	if !errors.As(err, &dup) {
-		return nil
-	}
-	lead := len(d.raw) - len(strings.TrimLeft(d.raw, " \t\r\n"))
-	dup.line = d.line + strings.Count(d.raw[lead:dup.offset], "\n")
-	return dup
-}
-
-// duplicateKey is a key twice in one mapping or object.
-type duplicateKey struct {
-	key    string // as the reader quotes it
-	offset int64  // in a JSON document
-	line   int    // in the input
-	in     string // "mapping" or "object"
-}
-
-func (e *duplicateKey) Error() string {
-	return fmt.Sprintf("key %s is twice in one %s (line %d): kubectl keeps the last, other readers the first; keep one", e.key, e.in, e.line)
-}
-
-// jsonKeys reads one value from dec, failing on the first key that is
-// twice in an object.
-func jsonKeys(dec *json.Decoder, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("nested more than %d levels", maxDepth)
-	}
-	tok, err := dec.Token()
+// jsonError names the line of an error about d in the whole input.
+func jsonError(d *document, err error) error {
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %s", d, absoluteLines(d, err))
 	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key, _ := k.(string)
-			if seen[key] {
-				return &duplicateKey{key: strconv.Quote(key), offset: dec.InputOffset(), in: "object"}
-			}
-			seen[key] = true
-			if err := jsonKeys(dec, depth+1); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-	case json.Delim('['):
-		for dec.More() {
-			if err := jsonKeys(dec, depth+1); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-	}
-	return err
+	return nil
+}
+
+// twice is the refusal of a key twice in one mapping or object (key as
+// the reader quotes it).
+func twice(key, in string, line int) error {
+	return fmt.Errorf("key %s is twice in one %s (line %d): kubectl keeps the last, other readers the first; keep one", key, in, line)
 }
 
 // holdsTemplates says whether a document, read leniently, holds a Pod

@@ -107,11 +107,8 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 // nil for a document with nothing but comments.
 func parseDocument(d *document) (*snode, error) {
 	if d.json {
-		n, err := readJSON(d.raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d, err)
-		}
-		return n, nil
+		n, _, err := readJSON(d.raw)
+		return n, jsonError(d, err)
 	}
 	var root yaml.Node
 	err := yaml.NewDecoder(strings.NewReader(d.raw)).Decode(&root)
