@@ -9,9 +9,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	yamlv2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -21,24 +22,23 @@ import (
 // templates (for uninject, the changes too). nil for a document without
 // templates.
 func parse(d *document, injecting bool) (*parsed, []string, error) {
-	js, v, err := decodeDocument(d)
+	v, err := decodeDocument(d)
 	if err != nil && !holdsTemplates(d) {
 		return nil, nil, nil // passed through, whatever it holds (a key twice, say)
 	}
 	if err != nil || v == nil {
 		return nil, nil, err
 	}
-	return parseDecoded(d, js, v, injecting)
+	return parseDecoded(d, v, injecting)
 }
 
-// parseDecoded is parse of a document decoded already: js and v are its
-// meaning.
-func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []string, error) {
+// parseDecoded is parse of a document decoded already: v is its meaning.
+func parseDecoded(d *document, v any, injecting bool) (*parsed, []string, error) {
 	templates, notes, err := findTemplates(d, v, "", "", "")
 	if err != nil || len(templates) == 0 {
 		return nil, notes, err
 	}
-	p := &parsed{doc: d, json: js, value: v}
+	p := &parsed{doc: d, value: v}
 	var errs []error
 	for _, t := range templates {
 		pd := &pod{template: t}
@@ -64,42 +64,98 @@ func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []str
 }
 
 // decodeDocument reads a document the way kubectl reads it: a JSON value
-// with encoding/json, YAML with sigs.k8s.io/yaml (the reader under
-// apimachinery's YAML-or-JSON decoder) converted to JSON. It is strict: a
-// key twice in one mapping is refused, naming it and its line, since
-// kubectl keeps the last and other readers the first. js is the
-// document's meaning as JSON, v the same as generic values (numbers as
-// json.Number); both nil for a document with nothing but comments.
-func decodeDocument(d *document) (js []byte, v any, err error) {
+// with encoding/json, YAML as sigs.k8s.io/yaml (the reader under
+// apimachinery's YAML-or-JSON decoder) reads it. It is strict: a key twice
+// in one mapping is refused, naming it and its line, since kubectl keeps
+// the last and other readers the first. v is the document's meaning as
+// generic values (numbers as json.Number); nil for a document with
+// nothing but comments.
+func decodeDocument(d *document) (v any, err error) {
 	return decode(d, true)
 }
 
 // decode is decodeDocument, strict or not.
-func decode(d *document, strict bool) (js []byte, v any, err error) {
-	if d.json {
-		js = []byte(strings.TrimSpace(d.raw))
-		if strict {
-			_, v, err = readJSON(d.raw)
-			return js, v, jsonError(d, err)
-		}
-	} else {
-		toJSON := sigsyaml.YAMLToJSON
-		if strict {
-			toJSON = sigsyaml.YAMLToJSONStrict
-		}
-		js, err = toJSON([]byte(d.raw))
+func decode(d *document, strict bool) (v any, err error) {
+	switch {
+	case d.json && strict:
+		_, v, err = readJSON(d.raw)
+		return v, jsonError(d, err)
+	case d.json:
+		v, err = decodeValue([]byte(d.raw))
+	default:
+		v, err = yamlValue([]byte(d.raw), strict)
 		if err != nil {
-			return nil, nil, yamlError(d, err)
+			return nil, yamlError(d, err)
 		}
 	}
-	v, err = decodeValue(js)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: malformed JSON: %w", d, err)
+		return nil, fmt.Errorf("%s: malformed JSON: %w", d, err)
 	}
-	if v == nil {
-		return nil, nil, nil
+	return v, nil
+}
+
+// yamlValue reads YAML as sigs.k8s.io/yaml does for kubectl, yaml.v2 then
+// its conversion to what JSON can hold (keys as strings), but gives the
+// values straight away instead of writing them as JSON and reading that.
+func yamlValue(raw []byte, strict bool) (any, error) {
+	var v any
+	unmarshal := yamlv2.Unmarshal
+	if strict {
+		unmarshal = yamlv2.UnmarshalStrict
 	}
-	return js, v, nil
+	if err := unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return jsonable(v)
+}
+
+// jsonable is a value of yaml.v2 as sigs.k8s.io/yaml writes it as JSON,
+// read back with numbers as json.Number.
+func jsonable(v any) (any, error) {
+	switch v := v.(type) {
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			var key string
+			switch k := k.(type) {
+			case string:
+				key = k
+			case int, int64, bool:
+				key = fmt.Sprint(k)
+			case float64:
+				key = strings.NewReplacer("+Inf", ".inf", "-Inf", "-.inf", "NaN", ".nan").Replace(strconv.FormatFloat(k, 'g', -1, 32))
+			default:
+				return nil, fmt.Errorf("unsupported map key of type: %T, key: %+#v", k, k)
+			}
+			var err error
+			if m[key], err = jsonable(x); err != nil {
+				return nil, err
+			}
+		}
+		return m, nil
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			var err error
+			if l[i], err = jsonable(x); err != nil {
+				return nil, err
+			}
+		}
+		return l, nil
+	case nil, bool:
+		return v, nil
+	case int:
+		return json.Number(strconv.Itoa(v)), nil
+	case string:
+		if utf8.ValidString(v) {
+			return v, nil
+		}
+	}
+	b, err := json.Marshal(v) // other numbers, and what JSON escapes
+	if err != nil {
+		return nil, err
+	}
+	return decodeValue(b)
 }
 
 // decodeValue reads one JSON value, numbers as json.Number (as exact as
@@ -161,7 +217,7 @@ func twice(key, in string, line int) error {
 // holdsTemplates says whether a document, read leniently, holds a Pod
 // template: one that does not is passed through, even with a key twice.
 func holdsTemplates(d *document) bool {
-	_, v, err := decode(d, false)
+	v, err := decode(d, false)
 	if err != nil {
 		return true
 	}

@@ -45,8 +45,7 @@ type pod struct {
 // root is its source tree, read only when it changes.
 type parsed struct {
 	doc   *document
-	json  []byte // the document's meaning
-	value any    // the same, decoded (numbers as json.Number)
+	value any // the document's meaning (numbers as json.Number)
 	root  *snode
 	pods  []*pod
 }

@@ -42,12 +42,12 @@ func verify(p *parsed, text string, injecting bool) error {
 	for _, pd := range p.pods {
 		ops = append(ops, pd.applied...)
 	}
-	want, err := inject.ApplyDecoded(p.json, p.value, ops)
+	want, err := inject.ApplyDecoded(p.value, ops)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.doc, err)
 	}
 	out := &document{index: p.doc.index, line: p.doc.line, sep: p.doc.sep, raw: text, json: p.doc.json}
-	gotJSON, got, err := decodeDocument(out)
+	got, err := decodeDocument(out)
 	if err != nil {
 		return cannotEdit(p.doc, "its result would not read back: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
@@ -57,7 +57,7 @@ func verify(p *parsed, text string, injecting bool) error {
 	if !injecting {
 		return nil
 	}
-	back, err := undo(out, gotJSON, got)
+	back, err := undo(out, got)
 	if err != nil {
 		return cannotEdit(p.doc, "uninject could not undo it: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
@@ -72,11 +72,11 @@ func verify(p *parsed, text string, injecting bool) error {
 // output must give that. Of any other input it is the input itself, so
 // the check above stays byte for byte with the input.
 func undoInput(d *document) string {
-	js, v, err := decodeDocument(d)
+	v, err := decodeDocument(d)
 	if err != nil {
 		return d.raw
 	}
-	text, err := undo(d, js, v)
+	text, err := undo(d, v)
 	if err != nil {
 		return d.raw
 	}
@@ -92,10 +92,9 @@ func cannotEdit(d *document, why string) error {
 	return fmt.Errorf("%s: inject cannot edit this layout (%s); nothing was written: write command, args and the lists inject adds to (volumes, volumeMounts, initContainers) in %s", d, why, layout)
 }
 
-// undo is uninject of one edited document, in memory; js and v are its
-// meaning.
-func undo(d *document, js []byte, v any) (string, error) {
-	p, _, err := parseDecoded(d, js, v, false)
+// undo is uninject of one edited document, in memory; v is its meaning.
+func undo(d *document, v any) (string, error) {
+	p, _, err := parseDecoded(d, v, false)
 	if err != nil || p == nil || !p.changes() {
 		return d.raw, err
 	}
