@@ -1,10 +1,8 @@
 package kubectl
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -66,61 +64,35 @@ var docStart = regexp.MustCompile(`^---(\s.*)?$`)
 
 func splitYAML(data []byte) ([]*document, error) {
 	var docs []*document
-	cur := &document{index: 1, line: 1}
-	var text strings.Builder
-	flush := func() error {
-		cur.raw = text.String()
-		if len(cur.raw) > MaxDocument {
-			return fmt.Errorf("%s is %d bytes, more than the %d MiB a document may have", cur, len(cur.raw), MaxDocument>>20)
+	cur, start := &document{index: 1, line: 1}, 0 // start: of cur's text
+	flush := func(end int) error {
+		if end-start > MaxDocument {
+			return fmt.Errorf("%s is %d bytes, more than the %d MiB a document may have", cur, end-start, MaxDocument>>20)
 		}
+		cur.raw = string(data[start:end])
 		docs = append(docs, cur)
-		text.Reset()
 		return nil
 	}
-	scanner := bufio.NewScanner(bytes.NewReader(data))
-	scanner.Buffer(make([]byte, 64<<10), MaxDocument+1)
-	scanner.Split(scanLinesKeepEnds)
-	lineNo := 0
-	for scanner.Scan() {
-		lineNo++
-		line := scanner.Text()
-		if docStart.MatchString(strings.TrimRight(line, "\r\n")) {
-			if text.Len() > 0 || cur.sep != "" || len(docs) > 0 {
-				if err := flush(); err != nil {
+	for pos, lineNo := 0, 1; pos < len(data); lineNo++ {
+		end := pos + bytes.IndexByte(data[pos:], '\n') + 1 // after its "\n"
+		if end == pos {
+			end = len(data)
+		}
+		if docStart.Match(bytes.TrimRight(data[pos:end], "\r\n")) {
+			if pos > start || cur.sep != "" || len(docs) > 0 {
+				if err := flush(pos); err != nil {
 					return nil, err
 				}
 				cur = &document{index: len(docs) + 1}
 			}
-			cur.sep, cur.line = line, lineNo+1
-			continue
+			cur.sep, cur.line, start = string(data[pos:end]), lineNo+1, end
 		}
-		if text.Len()+len(line) > MaxDocument {
-			return nil, fmt.Errorf("%s is more than the %d MiB a document may have", cur, MaxDocument>>20)
-		}
-		text.WriteString(line)
+		pos = end
 	}
-	if err := scanner.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s: line %d is longer than %d MiB", cur, lineNo+1, MaxDocument>>20)
-		}
-		return nil, err
-	}
-	if err := flush(); err != nil {
+	if err := flush(len(data)); err != nil {
 		return nil, err
 	}
 	return docs, nil
-}
-
-// scanLinesKeepEnds is bufio.ScanLines keeping "\n", so documents are
-// written back byte for byte.
-func scanLinesKeepEnds(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		return i + 1, data[:i+1], nil
-	}
-	if atEOF && len(data) > 0 {
-		return len(data), data, nil
-	}
-	return 0, nil, nil
 }
 
 // splitJSON splits a stream of JSON values; each document keeps the
