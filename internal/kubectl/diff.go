@@ -4,7 +4,6 @@
 package kubectl
 
 import (
-	"slices"
 	"sort"
 	"strings"
 )
@@ -45,34 +44,33 @@ func (ed *editor) add(start, end int, text string) {
 	ed.edits = append(ed.edits, edit{start, end, text, len(ed.edits)})
 }
 
-// diff writes the differences under a source node.
+// diff writes the differences under a source node: what is removed from
+// it, what is added to it, and what changes in the members or items it
+// keeps.
 func (ed *editor) diff(n *enode) error {
 	if !n.expanded {
 		return nil
 	}
-	if n.src.kind == mapKind {
-		return ed.diffMap(n)
-	}
-	return ed.diffSeq(n)
-}
-
-func (ed *editor) diffMap(n *enode) error {
 	src := n.src
 	kept := map[int]bool{}
-	for _, e := range n.entries {
+	for _, e := range n.kids {
 		if e.src >= 0 {
 			kept[e.src] = true
 		}
 	}
-	if err := ed.deletions(src, kept, len(n.entries) == 0); err != nil {
+	if err := ed.deletions(src, kept, len(n.kids) == 0); err != nil {
 		return err
 	}
-	for j, e := range n.entries {
+	for j, e := range n.kids {
 		if e.src < 0 {
-			if err := ed.insertEntry(n, j); err != nil {
+			if err := ed.insertKid(n, j); err != nil {
 				return err
 			}
 			continue
+		}
+		keyIndex := -1 // an item's
+		if src.kind == mapKind {
+			keyIndex = e.src
 		}
 		if e.renamed {
 			k := src.keys[e.src]
@@ -82,33 +80,7 @@ func (ed *editor) diffMap(n *enode) error {
 			}
 			ed.add(k.start, k.end, text)
 		}
-		if err := ed.diffValue(e.val, src.kids[e.src], src, e.src); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (ed *editor) diffSeq(n *enode) error {
-	src := n.src
-	kept := map[int]bool{}
-	for _, it := range n.items {
-		if i := slices.Index(src.kids, it.src); it.src != nil && i >= 0 {
-			kept[i] = true
-		}
-	}
-	if err := ed.deletions(src, kept, len(n.items) == 0); err != nil {
-		return err
-	}
-	for j, it := range n.items {
-		if it.src == nil {
-			if err := ed.insertItem(n, j); err != nil {
-				return err
-			}
-			continue
-		}
-		i := slices.Index(src.kids, it.src)
-		if err := ed.diffValue(it, src.kids[i], src, -1); err != nil {
+		if err := ed.diffValue(e.val, src.kids[e.src], src, keyIndex); err != nil {
 			return err
 		}
 	}
