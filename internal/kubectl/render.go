@@ -6,7 +6,6 @@ package kubectl
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
@@ -275,32 +274,7 @@ func printable(v string) bool {
 	return true
 }
 
-// doubleQuoted writes a YAML double-quoted scalar, escaping what YAML
-// does not allow as it is.
-func doubleQuoted(v string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range v {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == unicode.ReplacementChar || !unicode.IsPrint(r) && r != ' ' || r == '\u2028' || r == '\u2029' || r == '\ufeff':
-			if r > 0xffff {
-				fmt.Fprintf(&b, `\U%08x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// doubleQuoted writes a YAML double-quoted scalar: Go's escapes (\n,
+// \t, \u2028, \U0001f600, \x1b) are YAML's too, and every string here is
+// valid UTF-8 (as decoded), so none stands for a byte.
+func doubleQuoted(v string) string { return strconv.Quote(v) }

@@ -131,14 +131,14 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	for _, p := range all {
 		pods = append(pods, p.pods...)
 	}
-	images, err := lookUp(ctx, pods, opts)
+	found, err := lookUp(ctx, pods, opts)
 	if err != nil {
 		return err
 	}
 	results := make([]inject.Result, len(pods))
 	errs := forEach(len(pods), func(i int) (err error) {
 		p := pods[i]
-		results[i], err = p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
+		results[i], err = p.plan.Inject(found[p.platform], cmp.Or(opts.Installer, version.Image))
 		return err
 	})
 	a := newAdmission(ctx, opts)
@@ -192,58 +192,50 @@ func applyAll(p *parsed) (string, bool, error) {
 	return text, true, nil
 }
 
-type imageKey struct {
-	platform resolve.Platform
-	image    string
-}
-
-func imagesFor(all map[imageKey]inject.ImageConfig, platform resolve.Platform) map[string]inject.ImageConfig {
-	out := map[string]inject.ImageConfig{}
-	for k, v := range all {
-		if k.platform == platform {
-			out[k.image] = v
-		}
-	}
-	return out
-}
+// images are image configurations by platform, then by image.
+type images map[resolve.Platform]map[string]inject.ImageConfig
 
 // lookUp finds the ENTRYPOINT, CMD and STOPSIGNAL of every image some
 // template needs, each image once, concurrently, within opts.Timeout.
-func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[imageKey]inject.ImageConfig, error) {
+func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
 	type lookup struct {
 		cfg inject.ImageConfig
 		err error
 	}
-	lookups := map[imageKey]*lookup{}
-	var errs []error
+	type key struct {
+		platform resolve.Platform
+		image    string
+	}
+	lookups := map[key]*lookup{}
 	var wg sync.WaitGroup
 	ctx, cancel := resolve.Timeout(ctx, opts.Timeout)
 	defer cancel()
 	for _, p := range pods {
 		for _, n := range p.plan.Needs() {
-			if opts.Offline {
-				errs = append(errs, fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %s: give the container a command", p.where, n.Container, n.Image))
-				continue
+			if k := (key{p.platform, n.Image}); !opts.Offline && lookups[k] == nil {
+				l := &lookup{}
+				lookups[k] = l
+				wg.Go(func() { l.cfg, l.err = opts.Resolver.Lookup(ctx, n.Image, opts.Keychain, k.platform) })
 			}
-			key := imageKey{p.platform, n.Image}
-			if lookups[key] != nil {
-				continue
-			}
-			l := &lookup{}
-			lookups[key] = l
-			wg.Go(func() { l.cfg, l.err = opts.Resolver.Lookup(ctx, n.Image, opts.Keychain, key.platform) })
 		}
 	}
 	wg.Wait()
-	images := map[imageKey]inject.ImageConfig{}
+	found := images{}
+	var errs []error
 	for _, p := range pods {
 		for _, n := range p.plan.Needs() {
-			if l := lookups[imageKey{p.platform, n.Image}]; l != nil && l.err != nil {
+			l := lookups[key{p.platform, n.Image}]
+			switch {
+			case opts.Offline:
+				errs = append(errs, fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %s: give the container a command", p.where, n.Container, n.Image))
+			case l.err != nil:
 				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %s", p.where, n.Container, inject.OneLine(l.err.Error(), inject.MaxReason)))
-			} else if l != nil {
-				images[imageKey{p.platform, n.Image}] = l.cfg
+			case found[p.platform] == nil:
+				found[p.platform] = map[string]inject.ImageConfig{n.Image: l.cfg}
+			default:
+				found[p.platform][n.Image] = l.cfg
 			}
 		}
 	}
-	return images, errors.Join(errs...)
+	return found, errors.Join(errs...)
 }
