@@ -22,7 +22,7 @@ import (
 // templates (for uninject, the changes too). nil for a document without
 // templates.
 func parse(d *document, injecting bool) (*parsed, []string, error) {
-	v, err := decodeDocument(d)
+	v, err := decode(d, true)
 	if err != nil && !holdsTemplates(d) {
 		return nil, nil, nil // passed through, whatever it holds (a key twice, say)
 	}
@@ -63,18 +63,12 @@ func parseDecoded(d *document, v any, injecting bool) (*parsed, []string, error)
 	return p, notes, errors.Join(errs...)
 }
 
-// decodeDocument reads a document the way kubectl reads it: a JSON value
-// with encoding/json, YAML as sigs.k8s.io/yaml (the reader under
-// apimachinery's YAML-or-JSON decoder) reads it. It is strict: a key twice
-// in one mapping is refused, naming it and its line, since kubectl keeps
-// the last and other readers the first. v is the document's meaning as
-// generic values (numbers as json.Number); nil for a document with
-// nothing but comments.
-func decodeDocument(d *document) (v any, err error) {
-	return decode(d, true)
-}
-
-// decode is decodeDocument, strict or not.
+// decode reads a document the way kubectl reads it: a JSON value with
+// encoding/json, YAML as sigs.k8s.io/yaml (the reader under apimachinery's
+// YAML-or-JSON decoder) reads it. Strict, a key twice in one mapping is
+// refused, naming it and its line, since kubectl keeps the last and other
+// readers the first. v is the document's meaning as generic values
+// (numbers as json.Number); nil for a document with nothing but comments.
 func decode(d *document, strict bool) (v any, err error) {
 	switch {
 	case d.json && strict:
@@ -181,7 +175,7 @@ var (
 // yamlError turns the YAML reader's error about d into one line that
 // names the line in the whole input and what to do.
 func yamlError(d *document, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+	msg := err.Error()
 	if m := duplicateYAML.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return fmt.Errorf("%s: %w", d, twice(m[2], "mapping", d.line+n-1))

@@ -47,7 +47,7 @@ func verify(p *parsed, text string, injecting bool) error {
 		return fmt.Errorf("%s: %w", p.doc, err)
 	}
 	out := &document{index: p.doc.index, line: p.doc.line, sep: p.doc.sep, raw: text, json: p.doc.json}
-	got, err := decodeDocument(out)
+	got, err := decode(out, true)
 	if err != nil {
 		return cannotEdit(p.doc, "its result would not read back: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
@@ -72,7 +72,7 @@ func verify(p *parsed, text string, injecting bool) error {
 // output must give that. Of any other input it is the input itself, so
 // the check above stays byte for byte with the input.
 func undoInput(d *document) string {
-	v, err := decodeDocument(d)
+	v, err := decode(d, true)
 	if err != nil {
 		return d.raw
 	}
