@@ -41,12 +41,10 @@ type pod struct {
 	applied  []inject.Op // ops as the editor applied them, in the document
 }
 
-// parsed is a document as kubectl reads it, with the Pod templates in it;
-// root is its source tree, read only when it changes.
+// parsed is a document as kubectl reads it, with the Pod templates in it.
 type parsed struct {
 	doc   *document
 	value any // the document's meaning (numbers as json.Number)
-	root  *snode
 	pods  []*pod
 }
 
@@ -158,38 +156,42 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	return a.done(stderr, errors.Join(errs...))
 }
 
-// applyAll edits a document's bytes with the changes of its templates.
-func applyAll(p *parsed) (string, bool, error) {
-	ed := newEditor(p.doc, p.root)
-	changed := false
+// applyAll writes the changes of a document's templates into its bytes (its
+// text as it is when there are none). The document's tree lives only
+// while it is edited.
+func applyAll(p *parsed) (string, error) {
+	if !p.changes() {
+		return p.doc.raw, nil
+	}
+	root, err := parseDocument(p.doc)
+	if err != nil {
+		return "", err
+	}
+	ed := newEditor(p.doc, root)
 	for _, pd := range p.pods {
 		if len(pd.ops) == 0 {
 			continue
 		}
-		changed = true
 		ops := inject.Prefixed(pd.prefix, pd.ops)
 		ed.kept = map[string]string{}
 		ed.peekKeep(ops[len(ops)-1]) // the record: it must know what it replaces
 		for _, op := range ops[:len(ops)-1] {
 			if err := ed.apply(op); err != nil {
-				return "", false, fmt.Errorf("%s: %w", pd.where, err)
+				return "", fmt.Errorf("%s: %w", pd.where, err)
 			}
 		}
 		last := inject.KeepText(ops, ed.kept)[len(ops)-1]
 		last.Keep = "" // noted already
 		if err := ed.apply(last); err != nil {
-			return "", false, fmt.Errorf("%s: %w", pd.where, err)
+			return "", fmt.Errorf("%s: %w", pd.where, err)
 		}
 		pd.applied = append(ops[:len(ops)-1:len(ops)-1], last)
 	}
-	if !changed {
-		return "", false, nil
-	}
 	text, err := ed.finish()
 	if err != nil {
-		return "", false, fmt.Errorf("%s: %w", p.doc, err)
+		return "", fmt.Errorf("%s: %w", p.doc, err)
 	}
-	return text, true, nil
+	return text, nil
 }
 
 // images are image configurations by platform, then by image.

@@ -10,26 +10,17 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// editDocument writes a document's changes into its bytes, read back as kubectl
-// reads them (verify): "", false when it has none.
+// editDocument writes a document's changes into its bytes, read back as
+// kubectl reads them (verify): "", false when it has none.
 func editDocument(p *parsed, injecting bool) (string, bool, error) {
 	if !p.changes() {
 		return "", false, nil
 	}
-	root, err := parseDocument(p.doc)
-	if err != nil {
-		return "", false, err
+	text, err := applyAll(p)
+	if err == nil {
+		err = verify(p, text, injecting)
 	}
-	p.root = root
-	text, changed, err := applyAll(p)
-	p.root = nil // each document's tree lives only while it is edited
-	if err != nil || !changed {
-		return "", false, err
-	}
-	if err := verify(p, text, injecting); err != nil {
-		return "", false, err
-	}
-	return text, true, nil
+	return text, err == nil, err
 }
 
 // verify reads an edited document back the way kubectl reads it and
@@ -95,17 +86,10 @@ func cannotEdit(d *document, why string) error {
 // undo is uninject of one edited document, in memory; v is its meaning.
 func undo(d *document, v any) (string, error) {
 	p, _, err := parseDecoded(d, v, false)
-	if err != nil || p == nil || !p.changes() {
+	if err != nil || p == nil {
 		return d.raw, err
 	}
-	if p.root, err = parseDocument(d); err != nil {
-		return "", err
-	}
-	text, changed, err := applyAll(p)
-	if err != nil || !changed {
-		return d.raw, err
-	}
-	return text, nil
+	return applyAll(p)
 }
 
 // changes says whether any template of the document has ops.
