@@ -54,8 +54,10 @@ type editor struct {
 	l     *lines
 	root  *enode
 	st    style
-	kept  map[string]string // source texts the record must keep, by place
-	edits []edit
+	// format marks the kept texts of this document's format.
+	format string
+	kept   map[string]string // source texts the record must keep, by place
+	edits  []edit
 	// moved are the words of a list an op replaced, which later ops may
 	// put elsewhere (a command's words going in front of args): they keep
 	// their source text there.
@@ -77,7 +79,11 @@ func newEditor(d *document, root *snode) *editor {
 	// after the one before.
 	first := d.line - strings.Count(text[:len(text)-len(strings.TrimLeft(text, " \t\r\n"))], "\n")
 	l := newLines(text)
-	return &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}}
+	ed := &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}, format: "yaml:"}
+	if d.json {
+		ed.format = "json:"
+	}
+	return ed
 }
 
 // lineAt is the line of the whole input that holds off.

@@ -43,21 +43,17 @@ func readDocuments(r io.Reader) ([]*document, error) {
 		return nil, fmt.Errorf("input is larger than %d MiB; split it", MaxInput>>20)
 	}
 	data, bom := bytes.CutPrefix(data, []byte(byteOrderMark))
-	docs, err := splitDocuments(data)
+	var docs []*document
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
+		docs, err = splitJSON(data)
+	}
+	if docs == nil && (err == nil || flowYAML(data, err)) {
+		docs, err = splitYAML(data)
+	}
 	if err == nil && bom && len(docs) > 0 {
 		docs[0].sep = byteOrderMark + docs[0].sep
 	}
 	return docs, err
-}
-
-func splitDocuments(data []byte) ([]*document, error) {
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		docs, err := splitJSON(data)
-		if err == nil || !flowYAML(data, err) {
-			return docs, err
-		}
-	}
-	return splitYAML(data)
 }
 
 var docStart = regexp.MustCompile(`^---(\s.*)?$`)

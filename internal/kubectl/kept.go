@@ -29,17 +29,10 @@ func (ed *editor) peekKeep(op inject.Op) {
 	}
 }
 
-// textFor is a kept source text when it is of this document's format.
+// textFor is a kept source text when it is of this document's format,
+// which marks it (see keep).
 func (ed *editor) textFor(kept string) (string, bool) {
-	return strings.CutPrefix(kept, ed.formatPrefix())
-}
-
-// formatPrefix marks a kept text with the document's format.
-func (ed *editor) formatPrefix() string {
-	if ed.st.json {
-		return "json:"
-	}
-	return "yaml:"
+	return strings.CutPrefix(kept, ed.format)
 }
 
 // keep notes the source text of a value about to be replaced when
@@ -66,14 +59,14 @@ func (ed *editor) keep(place string, parent *enode, e *entry) {
 	if rendered == src {
 		return
 	}
-	ed.kept[place] = ed.formatPrefix() + src
+	ed.kept[place] = ed.format + src
 }
 
 // keepKey notes the source text of a key about to be renamed when
 // renaming it back would not spell it the same (escapes).
 func (ed *editor) keepKey(place string, k *snode) {
 	if text := ed.text[k.start:k.end]; place != "" && ed.keyLike(k, k.str) != text {
-		ed.kept[place] = ed.formatPrefix() + text
+		ed.kept[place] = ed.format + text
 	}
 }
 

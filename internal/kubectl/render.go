@@ -189,20 +189,12 @@ func (s style) pretty(v any, indent int) string {
 
 func (s style) scalarValue(v any, inFlow bool) string {
 	switch v := v.(type) {
-	case nil:
-		return "null"
 	case string:
 		return s.scalar(v, inFlow)
-	case bool:
-		return strconv.FormatBool(v)
-	case json.Number:
-		return v.String()
-	case int:
-		return strconv.Itoa(v)
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	b, _ := json.Marshal(v)
+	b, _ := json.Marshal(v) // null, booleans, integers and json.Number as they are
 	return string(b)
 }
 
