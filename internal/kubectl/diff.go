@@ -68,10 +68,6 @@ func (ed *editor) diff(n *enode) error {
 			}
 			continue
 		}
-		keyIndex := -1 // an item's
-		if src.kind == mapKind {
-			keyIndex = e.src
-		}
 		if e.renamed {
 			k := src.keys[e.src]
 			text := e.keyText
@@ -80,43 +76,24 @@ func (ed *editor) diff(n *enode) error {
 			}
 			ed.add(k.start, k.end, text)
 		}
-		if err := ed.diffValue(e.val, src.kids[e.src], src, keyIndex); err != nil {
+		if err := ed.diffValue(e.val, src, e.src); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// diffValue writes a member's or item's value: replaced, or changed below.
-// keyIndex is the member's index in parent, or -1 for an item.
-func (ed *editor) diffValue(v *enode, old, parent *snode, keyIndex int) error {
+// diffValue writes member or item i of parent: replaced, or changed
+// below.
+func (ed *editor) diffValue(v *enode, parent *snode, i int) error {
 	if v.src != nil {
 		return ed.diff(v)
 	}
-	if v.hasText { // kept source text: from just after "key:" in block style
-		start := old.start
-		if !ed.st.json && !parent.flow && keyIndex >= 0 {
-			start = parent.colon[keyIndex]
-		}
-		ed.add(start, old.end, v.text)
-		return nil
+	start, text := ed.replacement(v.val, parent, i)
+	if v.hasText {
+		text = v.text // kept source text, from the same place
 	}
-	text := ed.render(v.val, parent, keyIndex, old)
-	start := old.start
-	switch {
-	case ed.st.json || parent.flow:
-	case keyIndex >= 0:
-		start = parent.colon[keyIndex] // "key:" then the new value
-		if !strings.HasPrefix(text, ed.st.nl) {
-			text = " " + text
-		}
-	case old.start == old.end || strings.HasPrefix(text, ed.st.nl):
-		start = old.start
-		if !strings.HasPrefix(text, ed.st.nl) {
-			text = " " + text
-		}
-	}
-	ed.add(start, old.end, text)
+	ed.add(start, parent.kids[i].end, text)
 	return nil
 }
 

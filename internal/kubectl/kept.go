@@ -42,24 +42,14 @@ func (ed *editor) keep(place string, parent *enode, e *entry) {
 		return
 	}
 	old := e.val.src
-	block := !ed.st.json && !parent.src.flow
-	from := old.start
-	if block {
-		from = parent.src.colon[e.src]
-	}
-	src := ed.text[from:old.end]
 	v, err := meaning(ed.text, old)
 	if err != nil {
 		return
 	}
-	rendered := ed.render(v, parent.src, e.src, old)
-	if block && !strings.HasPrefix(rendered, ed.st.nl) {
-		rendered = " " + rendered
+	from, rendered := ed.replacement(v, parent.src, e.src)
+	if src := ed.text[from:old.end]; rendered != src {
+		ed.kept[place] = ed.format + src
 	}
-	if rendered == src {
-		return
-	}
-	ed.kept[place] = ed.format + src
 }
 
 // keepKey notes the source text of a key about to be renamed when

@@ -4,7 +4,6 @@
 package kubectl
 
 import (
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -255,17 +254,22 @@ func (ed *editor) commentsAbove(at int) int {
 	return at
 }
 
-// render writes a new value for a member (keyIndex) or item (-1) of
-// parent, where old stood; without the space after "key:" or "-".
-func (ed *editor) render(v any, parent *snode, keyIndex int, old *snode) string {
+// replacement is where a new value v for member or item i of parent
+// starts, and its text: in block style, a member's just after "key:", an
+// item's where the old one starts (after "- ").
+func (ed *editor) replacement(v any, parent *snode, i int) (int, string) {
+	old := parent.kids[i]
 	switch {
 	case ed.st.json:
-		return ed.st.pretty(v, ed.lineIndent(old.start))
+		return old.start, ed.st.pretty(v, ed.lineIndent(old.start))
 	case parent.flow:
-		return ed.st.flow(v)
-	case keyIndex >= 0:
-		return strings.TrimPrefix(ed.styleIn(parent).block(v, ed.column(parent.keys[keyIndex].start)), " ")
+		return old.start, ed.st.flow(v)
+	case parent.kind == mapKind:
+		return parent.colon[i], ed.styleIn(parent).block(v, ed.column(parent.keys[i].start))
 	}
-	i := slices.Index(parent.kids, old)
-	return strings.TrimPrefix(ed.st.item(v, ed.column(parent.dash[i])), " ")
+	text := ed.st.item(v, ed.column(parent.dash[i]))
+	if old.start != old.end && !strings.HasPrefix(text, ed.st.nl) {
+		text = strings.TrimPrefix(text, " ") // in place of the old item's text
+	}
+	return old.start, text
 }
