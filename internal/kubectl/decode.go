@@ -128,14 +128,13 @@ func jsonable(v any) (any, error) {
 		}
 		return m, nil
 	case []any:
-		l := make([]any, len(v))
-		for i, x := range v {
+		for i, x := range v { // in place: the list is the caller's to give
 			var err error
-			if l[i], err = jsonable(x); err != nil {
+			if v[i], err = jsonable(x); err != nil {
 				return nil, err
 			}
 		}
-		return l, nil
+		return v, nil
 	case nil, bool:
 		return v, nil
 	case int:
