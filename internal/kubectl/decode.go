@@ -1,6 +1,7 @@
 package kubectl
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -77,7 +79,10 @@ func decode(d *document, strict bool) (v any, err error) {
 	case d.json:
 		v, err = decodeValue([]byte(d.raw))
 	default:
-		v, err = yamlValue([]byte(d.raw), strict)
+		var text []byte
+		if text, err = kubectlText(d.raw); err == nil {
+			v, err = yamlValue(text, strict)
+		}
 		if err != nil {
 			return nil, yamlError(d, err)
 		}
@@ -86,6 +91,21 @@ func decode(d *document, strict bool) (v any, err error) {
 		return nil, fmt.Errorf("%s: malformed JSON: %w", d, err)
 	}
 	return v, nil
+}
+
+// kubectlText is a YAML document's text as kubectl hands it to the YAML
+// parser: apimachinery's YAMLReader reads it a line at a time, and ends
+// each line with "\n" (one that ended with "\r\n", and the last one too).
+func kubectlText(raw string) ([]byte, error) {
+	r := k8syaml.NewYAMLReader(bufio.NewReader(strings.NewReader(raw)))
+	text, err := r.Read()
+	if err == io.EOF {
+		return nil, nil
+	}
+	if _, more := r.Read(); err == nil && more != io.EOF {
+		return nil, errors.New("kubectl splits it at a line starting with ---")
+	}
+	return text, err
 }
 
 // yamlValue reads YAML as sigs.k8s.io/yaml does for kubectl, yaml.v2 then
