@@ -64,6 +64,8 @@ func TestDocumentsAsKubectl(t *testing.T) {
 		"a: 1\n---#c\nb: 2\n",
 		"a: 1\n--- # c\nb: 2\n",
 		"a: \"x\ry\"\r\n",
+		"a: |+\n  x\r",
+		"a: |+\r\n  " + strings.Repeat("x", 5000) + "\r\n\r\r\n",
 	} {
 		want, err := kubectlReads(text)
 		if err != nil {
