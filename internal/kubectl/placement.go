@@ -4,6 +4,7 @@
 package kubectl
 
 import (
+	"cmp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -85,9 +86,9 @@ func (ed *editor) insertKid(n *enode, j int) error {
 		if src.kind == mapKind {
 			switch {
 			case ed.st.json:
-				return ed.st.key(e.key) + ": " + firstLine(e.val.text, ed.st.pretty(v, indent))
+				return ed.st.key(e.key) + ": " + cmp.Or(e.val.text, ed.st.pretty(v, indent))
 			case src.flow:
-				return ed.st.key(e.key) + ": " + firstLine(e.val.text, ed.st.flow(v))
+				return ed.st.key(e.key) + ": " + cmp.Or(e.val.text, ed.st.flow(v))
 			}
 			return ed.st.key(e.key) + ":" + ed.styleIn(src).block(v, indent)
 		}
@@ -105,13 +106,6 @@ func (ed *editor) insertKid(n *enode, j int) error {
 		}
 		return "-" + ed.st.item(v, indent)
 	})
-}
-
-func firstLine(kept, rendered string) string {
-	if kept != "" {
-		return kept
-	}
-	return rendered
 }
 
 // insert writes a new member or item (text, given its indentation) before
