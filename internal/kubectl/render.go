@@ -1,7 +1,3 @@
-// long because writing a value in the document's own style (block, flow,
-// one line, quoting that YAML 1.1 and 1.2 readers agree on) is one piece:
-// split, each half would need the other's rules.
-
 package kubectl
 
 import (
@@ -15,7 +11,8 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// style is how a document writes what the editor adds to it.
+// style is how a document writes what the editor adds to it: block, flow,
+// one line, quoting that YAML 1.1 and 1.2 readers agree on.
 type style struct {
 	json   bool
 	step   int    // indentation of one level
