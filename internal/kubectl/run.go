@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -39,6 +40,10 @@ type pod struct {
 	platform resolve.Platform
 	ops      []inject.Op
 	applied  []inject.Op // ops as the editor applied them, in the document
+	// raw and before: the template as JSON and as the API server reads
+	// it, while it is checked (admit.go).
+	raw    []byte
+	before corev1.Pod
 }
 
 // parsed is a document as kubectl reads it, with the Pod templates in it.
@@ -136,7 +141,9 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	results := make([]inject.Result, len(pods))
 	errs := forEach(len(pods), func(i int) (err error) {
 		p := pods[i]
-		results[i], err = p.plan.Inject(found[p.platform], cmp.Or(opts.Installer, version.Image))
+		if results[i], err = p.plan.Inject(found[p.platform], cmp.Or(opts.Installer, version.Image)); err == nil && len(results[i].Ops) > 0 {
+			err = p.readTyped()
+		}
 		return err
 	})
 	a := newAdmission(ctx, opts)
