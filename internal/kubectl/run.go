@@ -236,7 +236,7 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
 			l := lookups[key{p.platform, n.Image}]
 			switch {
 			case opts.Offline:
-				errs = append(errs, fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %s: give the container a command", p.where, n.Container, n.Image))
+				errs = append(errs, fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %q: give the container a command", p.where, n.Container, n.Image))
 			case l.err != nil:
 				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %s", p.where, n.Container, inject.OneLine(l.err.Error(), inject.MaxReason)))
 			case found[p.platform] == nil:
