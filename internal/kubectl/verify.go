@@ -29,11 +29,7 @@ func editDocument(p *parsed, injecting bool) (string, bool, error) {
 // when injecting, unless uninject gives the input back byte for byte. A
 // layout the editor gets wrong is so a refusal, never a wrong file.
 func verify(p *parsed, text string, injecting bool) error {
-	var ops []inject.Op
-	for _, pd := range p.pods {
-		ops = append(ops, pd.applied...)
-	}
-	want, err := inject.ApplyDecoded(p.value, ops)
+	want, err := inject.ApplyDecoded(p.value, p.appliedOps())
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.doc, err)
 	}
@@ -48,14 +44,34 @@ func verify(p *parsed, text string, injecting bool) error {
 	if !injecting {
 		return nil
 	}
-	back, err := undo(out, got)
+	back, undone, err := undo(out, got)
 	if err != nil {
 		return cannotEdit(p.doc, "uninject could not undo it: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
 	if back != p.doc.raw && back != undoInput(p.doc) {
 		return cannotEdit(p.doc, fmt.Sprintf("uninject would not give line %d back as it is", p.doc.line+firstDifferentLine(back, p.doc.raw)-1))
 	}
+	if back != p.doc.raw {
+		return nil
+	}
+	// Uninject checks its own result as this does: the input must mean
+	// what its ops make of the output's meaning (a null item it writes
+	// back where the record says "", say).
+	if want, err := inject.ApplyDecoded(got, undone); err != nil {
+		return cannotEdit(p.doc, "uninject could not undo it: "+oneLine(err))
+	} else if at, differ := difference(want, p.value, ""); differ {
+		return cannotEdit(p.doc, "uninject would refuse to undo it: the input would read differently at "+at)
+	}
 	return nil
+}
+
+// appliedOps are the ops the editor applied to the document, in order.
+func (p *parsed) appliedOps() []inject.Op {
+	var ops []inject.Op
+	for _, pd := range p.pods {
+		ops = append(ops, pd.applied...)
+	}
+	return ops
 }
 
 // undoInput is what uninject makes of an input that carries job-signal
@@ -67,7 +83,7 @@ func undoInput(d *document) string {
 	if err != nil {
 		return d.raw
 	}
-	text, err := undo(d, v)
+	text, _, err := undo(d, v)
 	if err != nil {
 		return d.raw
 	}
@@ -83,13 +99,15 @@ func cannotEdit(d *document, why string) error {
 	return fmt.Errorf("%s: inject cannot edit this layout (%s); nothing was written: write command, args and the lists inject adds to (volumes, volumeMounts, initContainers) in %s", d, why, layout)
 }
 
-// undo is uninject of one edited document, in memory; v is its meaning.
-func undo(d *document, v any) (string, error) {
+// undo is uninject of one edited document, in memory, and the ops it
+// applied; v is its meaning.
+func undo(d *document, v any) (string, []inject.Op, error) {
 	p, _, err := parseDecoded(d, v, false)
 	if err != nil || p == nil {
-		return d.raw, err
+		return d.raw, nil, err
 	}
-	return applyAll(p)
+	text, err := applyAll(p)
+	return text, p.appliedOps(), err
 }
 
 // changes says whether any template of the document has ops.
