@@ -41,28 +41,15 @@ func newAdmission(ctx context.Context, opts *Options) *admission {
 	return &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
 }
 
-// admit checks p's changes, and may change how the install container
-// is written; an error names the template.
-func (a *admission) admit(p *pod) error {
-	if err := a.check(p); err != nil {
-		return fmt.Errorf("%s: %w", p.where, err)
-	}
-	return nil
-}
-
+// check checks p's changes, and may change how the install container
+// is written.
 func (a *admission) check(p *pod) error {
 	if len(p.ops) == 0 {
 		return nil
 	}
 	a.changed = true
-	raw, err := json.Marshal(p.obj) // the template as kubectl read it
-	if err != nil {
-		return err
-	}
-	var before corev1.Pod
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &before); err != nil { // as the API server reads it
-		return err
-	}
+	raw, before := p.raw, &p.before
+	defer func() { p.raw, p.before = nil, corev1.Pod{} }()
 	if a.opts.LimitRanges != nil {
 		namespace := cmp.Or(p.namespace, a.opts.Namespace, "default")
 		ranges, ok := a.ranges[namespace]
@@ -74,11 +61,22 @@ func (a *admission) check(p *pod) error {
 			}
 			a.ranges[namespace] = ranges
 		}
-		if p.ops, err = inject.FitLimitRanges(raw, &before, p.ops, ranges); err != nil {
+		var err error
+		if p.ops, err = inject.FitLimitRanges(raw, before, p.ops, ranges); err != nil {
 			return fmt.Errorf("namespace %s: %w", namespace, err)
 		}
 	}
 	return inject.CheckAnnotations(before.Annotations, p.ops)
+}
+
+// readTyped reads p's template as the API server reads it, for check:
+// for all changed templates at once, before they are checked in order.
+func (p *pod) readTyped() error {
+	var err error
+	if p.raw, err = json.Marshal(p.obj); err != nil { // the template as kubectl read it
+		return err
+	}
+	return kjson.UnmarshalCaseSensitivePreserveInts(p.raw, &p.before)
 }
 
 // done says, once, what could not be checked, unless err (of the whole
