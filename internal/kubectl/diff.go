@@ -108,6 +108,12 @@ func (ed *editor) diffSeq(n *enode) error {
 			continue
 		}
 		i := slices.Index(src.kids, it.src)
+		if i < 0 { // moved here from another list
+			if err := ed.paste(n, j); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := ed.diffValue(it, src.kids[i], src, -1); err != nil {
 			return err
 		}
@@ -118,6 +124,9 @@ func (ed *editor) diffSeq(n *enode) error {
 // diffValue writes a member's or item's value: replaced, or changed below.
 // keyIndex is the member's index in parent, or -1 for an item.
 func (ed *editor) diffValue(v *enode, old, parent *snode, keyIndex int) error {
+	if ed.mv.created[v] {
+		return ed.writeCreated(v, old, parent, keyIndex)
+	}
 	if v.src != nil {
 		return ed.diff(v)
 	}
@@ -164,13 +173,13 @@ func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
 		if !ed.l.onlySpaceBefore(from) {
 			return refuse(ed.lineAt(from), "a key to remove that shares its line with the '-' or key before it", "put it on a line of its own")
 		}
-		to := ed.l.lineEnd(src.kids[i].end)
+		start, to := ed.cutSpan(src, i, ed.l.lineStart(from), ed.l.lineEnd(src.kids[i].end))
 		if to == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
 			// The last line has no newline: neither will the line
 			// that becomes last (the one before may go too).
 			ed.noFinalNewline = true
 		}
-		ed.add(ed.l.lineStart(from), to, "")
+		ed.add(start, to, "")
 	}
 	return nil
 }

@@ -85,6 +85,9 @@ func neighbours(srcIndex func(k int) int, count, j int) (next, prev int) {
 
 func (ed *editor) insertEntry(n *enode, j int) error {
 	e := n.entries[j]
+	if ed.mv.created[e.val] {
+		return ed.insertCreated(n, j)
+	}
 	src := n.src
 	next, prev := neighbours(func(k int) int { return n.entries[k].src }, len(n.entries), j)
 	return ed.insert(src, next, prev, j, len(n.entries), func(indent int) string {
