@@ -17,9 +17,9 @@ import (
 )
 
 // parse reads a document as kubectl does and decides each of its Pod
-// templates (for uninject, the changes too). nil for a document without
-// templates.
-func parse(d *document, injecting bool) (*parsed, []string, error) {
+// templates for target (target nil: uninject, which decides the changes
+// too). nil for a document without templates.
+func parse(d *document, target *inject.Target) (*parsed, []string, error) {
 	js, v, err := decodeDocument(d)
 	if dup := (*duplicateKey)(nil); errors.As(err, &dup) && !holdsTemplates(d) {
 		return nil, nil, nil // passed through, whatever it holds
@@ -27,12 +27,12 @@ func parse(d *document, injecting bool) (*parsed, []string, error) {
 	if err != nil || v == nil {
 		return nil, nil, err
 	}
-	return parseDecoded(d, js, v, injecting)
+	return parseDecoded(d, js, v, target)
 }
 
 // parseDecoded is parse of a document decoded already: js and v are its
-// meaning.
-func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []string, error) {
+// meaning. target nil: uninject.
+func parseDecoded(d *document, js []byte, v any, target *inject.Target) (*parsed, []string, error) {
 	templates, notes, err := findTemplates(d, v, "", "", "")
 	if err != nil || len(templates) == 0 {
 		return nil, notes, err
@@ -42,8 +42,8 @@ func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []str
 	for _, t := range templates {
 		pd := &pod{template: t}
 		var err error
-		if injecting {
-			pd.plan, err = inject.PrepareDecoded(t.obj)
+		if target != nil {
+			pd.plan, err = inject.PrepareDecodedFor(t.obj, *target)
 			if err == nil && pd.plan.Nothing() != "" {
 				notes = append(notes, fmt.Sprintf("%s: left unchanged: %s", t.where, pd.plan.Nothing()))
 			}

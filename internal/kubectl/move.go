@@ -37,6 +37,9 @@ func (ed *editor) moveBetween(op inject.Op) (done bool, err error) {
 		len(from) == len(to) && slices.Equal(from[:len(from)-1], to[:len(to)-1]) {
 		return false, nil
 	}
+	if list, err := ed.resolve(from[:len(from)-1]); err != nil || list.src == nil || list.src.kind != seqKind {
+		return false, nil // not an item: apply says what it moves
+	}
 	if err := ed.move(from, to); err != nil {
 		return true, fmt.Errorf("move %s to %s: %w", op.From, op.Path, err)
 	}
@@ -47,9 +50,6 @@ func (ed *editor) move(from, to []string) error {
 	list, err := ed.resolve(from[:len(from)-1])
 	if err != nil {
 		return err
-	}
-	if list.src == nil || list.src.kind != seqKind {
-		return fmt.Errorf("%w: an item moves only out of a list of the source", errCannotEdit)
 	}
 	i, err := strconv.Atoi(from[len(from)-1])
 	if err != nil || i < 0 || i >= len(list.items) {

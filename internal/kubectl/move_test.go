@@ -49,7 +49,9 @@ func nativeOps(t *testing.T, obj map[string]any, sidecars []sidecarMove) (fwd []
 		current = slices.Delete(current, i, i+1)
 		moved = append(moved, names[s.index])
 	}
-	at := func(k int, key string) string { return inject.Pointer("spec", "initContainers", strconv.Itoa(own+k), key) }
+	at := func(k int, key string) string {
+		return inject.Pointer("spec", "initContainers", strconv.Itoa(own+k), key)
+	}
 	for k, s := range sidecars {
 		for _, f := range s.adds {
 			fwd = append(fwd, inject.Op{Op: "add", Path: at(k, f.Key), Value: f.Value})

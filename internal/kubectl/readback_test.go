@@ -262,7 +262,7 @@ func TestVerifyRefusesWrongEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := parse(docs[1], true)
+	p, _, err := parse(docs[1], &inject.Target{Mode: inject.ModePair})
 	if err != nil {
 		t.Fatal(err)
 	}

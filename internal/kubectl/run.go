@@ -29,6 +29,11 @@ type Options struct {
 	// LimitRanges nil: not checked, and Unchecked says why in a note (admit.go).
 	LimitRanges          LimitRangeReader
 	Namespace, Unchecked string // Namespace: of the objects that name none
+	// Target: the form to write and the cluster it is for (the zero
+	// value: the pair); TargetNote, when it is not known, why, said on
+	// stderr when a template changes.
+	Target     inject.Target
+	TargetNote string
 }
 
 // pod is a Pod template found in a document, read once.
@@ -73,7 +78,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	reads := make([]read, len(docs))
 	forEach(len(docs), func(i int) {
 		r := &reads[i]
-		r.p, r.notes, r.err = parse(docs[i], opts != nil)
+		r.p, r.notes, r.err = parse(docs[i], opts.target())
 	})
 	var all []*parsed
 	var errs []error
@@ -189,10 +194,13 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		for _, w := range res.Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
+		reportForm(stderr, p.where, opts.Target.Mode, res)
 		p.ops = res.Ops
 		errs = append(errs, a.admit(p))
 	}
-	return a.done(stderr, errors.Join(errs...))
+	err = errors.Join(errs...)
+	noteTarget(stderr, opts, pods, err)
+	return a.done(stderr, err)
 }
 
 // applyAll edits a document's bytes with the changes of its templates.

@@ -95,7 +95,7 @@ func cannotEdit(d *document, why string) error {
 // undo is uninject of one edited document, in memory; js and v are its
 // meaning.
 func undo(d *document, js []byte, v any) (string, error) {
-	p, _, err := parseDecoded(d, js, v, false)
+	p, _, err := parseDecoded(d, js, v, nil)
 	if err != nil || p == nil || !p.changes() {
 		return d.raw, err
 	}
