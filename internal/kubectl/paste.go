@@ -130,15 +130,15 @@ func (ed *editor) itemText(it *enode, flow bool, col int) (string, error) {
 	}
 	switch {
 	case !o.list.flow && !flow:
-		text = strings.TrimPrefix(shiftLines("\n"+text, col-ed.column(o.list.dash[o.index])), "\n")
+		text = strings.TrimPrefix(ed.shift("\n"+text, col-ed.column(o.list.dash[o.index])), "\n")
 		if !strings.HasSuffix(text, "\n") {
 			text += ed.st.nl // it was the last line, without a line break
 		}
 		return text, nil
 	case !flow:
-		return strings.Repeat(" ", col) + "- " + shiftLines(text, col+2-ed.column(s.start)) + ed.st.nl, nil
+		return strings.Repeat(" ", col) + "- " + ed.shift(text, col+2-ed.column(s.start)) + ed.st.nl, nil
 	}
-	return shiftLines(text, col-ed.column(s.start)), nil
+	return ed.shift(text, col-ed.column(s.start)), nil
 }
 
 // edited is the source text [lo, hi) of the moved item it with the
@@ -197,7 +197,7 @@ func (ed *editor) writeCreated(v *enode, old, parent *snode, keyIndex int) error
 		return refuse(old.line, "a list created inside a list", "write it out")
 	}
 	if ed.st.json || parent.flow {
-		text, err := ed.createdFlow(v, ed.lineIndent(parent.keys[keyIndex].start))
+		text, err := ed.createdFlow(v, ed.indentOf(parent.keys[keyIndex].start))
 		ed.add(old.start, old.end, text)
 		return err
 	}
@@ -259,8 +259,8 @@ func (ed *editor) createdFlow(n *enode, indent int) (string, error) {
 	if !pretty || len(items) == 0 {
 		return "[" + strings.Join(items, ed.flowSep(nil)) + "]", nil
 	}
-	pad := ed.st.nl + strings.Repeat(" ", col)
-	return "[" + pad + strings.Join(items, ","+pad) + ed.st.nl + strings.Repeat(" ", indent) + "]", nil
+	pad := ed.st.nl + ed.pad(col)
+	return "[" + pad + strings.Join(items, ","+pad) + ed.st.nl + ed.pad(indent) + "]", nil
 }
 
 // pasteFlow writes the moved item it into the flow list src (or JSON),
@@ -268,7 +268,7 @@ func (ed *editor) createdFlow(n *enode, indent int) (string, error) {
 // are.
 func (ed *editor) pasteFlow(src *snode, it *enode, next, prev int) error {
 	sep := ed.flowSep(src)
-	indent := ed.lineIndent(src.start) + ed.st.step
+	indent := ed.indentOf(src.start) + ed.st.step
 	if len(src.kids) > 0 {
 		indent = ed.column(src.kids[0].start)
 	}
@@ -284,7 +284,7 @@ func (ed *editor) pasteFlow(src *snode, it *enode, next, prev int) error {
 	case len(src.kids) == 0:
 		inner := ed.text[src.start+1 : src.end-1]
 		if ed.st.json && !ed.st.single && inner == "" {
-			text = ed.st.nl + strings.Repeat(" ", indent) + text + ed.st.nl + strings.Repeat(" ", ed.lineIndent(src.start))
+			text = ed.st.nl + ed.pad(indent) + text + ed.st.nl + ed.pad(ed.indentOf(src.start))
 		}
 		ed.add(src.end-1, src.end-1, text)
 	default:
@@ -301,8 +301,8 @@ func (ed *editor) flowSep(src *snode) string {
 	switch {
 	case src != nil && len(src.kids) > 1:
 		return ed.text[src.kids[0].end:itemStart(src, 1)]
-	case src != nil && len(src.kids) == 1 && ed.l.onlySpaceBefore(src.kids[0].start):
-		return "," + ed.st.nl + strings.Repeat(" ", ed.column(src.kids[0].start))
+	case src != nil && len(src.kids) == 1 && ed.indentOf(src.kids[0].start) == ed.column(src.kids[0].start):
+		return "," + ed.st.nl + ed.pad(ed.column(src.kids[0].start))
 	}
 	if sep, ok := firstSep(ed.text, ed.root.src, 0); ok {
 		return sep
@@ -327,4 +327,39 @@ func firstSep(text string, n *snode, depth int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// indentChar is what indents the document's lines: spaces, or tabs in
+// JSON that is indented with them.
+func (ed *editor) indentChar() string {
+	if ed.st.json && strings.Contains(ed.text, "\n\t") {
+		return "\t"
+	}
+	return " "
+}
+
+// pad is n columns of indentation.
+func (ed *editor) pad(n int) string { return strings.Repeat(ed.indentChar(), max(n, 0)) }
+
+// indentOf is the indentation of the line holding off, in characters.
+func (ed *editor) indentOf(off int) int {
+	line := ed.text[ed.l.lineStart(off):]
+	return len(line) - len(strings.TrimLeft(line, ed.indentChar()))
+}
+
+// shift indents every line of text but the first by n columns (less
+// when n < 0, as far as they are indented), blank lines left as they are.
+func (ed *editor) shift(text string, n int) string {
+	ch := ed.indentChar()
+	lines := strings.Split(text, "\n")
+	for i := 1; i < len(lines); i++ {
+		switch {
+		case n > 0 && strings.TrimSpace(lines[i]) != "":
+			lines[i] = ed.pad(n) + lines[i]
+		case n < 0:
+			indent := len(lines[i]) - len(strings.TrimLeft(lines[i], ch))
+			lines[i] = lines[i][min(-n, indent):]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
