@@ -122,7 +122,7 @@ func (ed *editor) itemText(it *enode, flow bool, col int) (string, error) {
 	case !o.list.flow && !flow:
 		lo, hi = ed.leadingStart(o.list, o.index), ed.trailingEnd(o.list, o.index)
 	case !o.list.flow && !s.flow:
-		return "", refuse(s.line, "a container in block style that moves into a flow list ([ ])", "write that list in block style")
+		return "", refuse(s.line, "a container in block style that moves into a flow list ([ ])", "write that list in block style, or leave it out when it is empty")
 	}
 	text, err := ed.edited(it, lo, hi)
 	if err != nil {
