@@ -13,10 +13,10 @@ import (
 type moveOutcome int
 
 const (
-	moveSkipped  moveOutcome = iota // nothing to move: no template, or kubectl or the editor cannot read it
-	moveRefused                     // the editor refused the move
-	moveOneWay                      // moved, but the moves back do not give the input (verify refuses it)
-	moveExact                       // moved, and back byte for byte
+	moveSkipped moveOutcome = iota // nothing to move: no template, or kubectl or the editor cannot read it
+	moveRefused                    // the editor refused the move
+	moveOneWay                     // moved, but the moves back do not give the input (verify refuses it)
+	moveExact                      // moved, and back byte for byte
 )
 
 // moveBack moves the container "proxy" of every template of input to
