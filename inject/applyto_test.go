@@ -83,7 +83,7 @@ func TestApplyToAsApply(t *testing.T) {
 		if !checkAsApply(t, injected, again.undo) {
 			t.Fatalf("%s: applyTo left the undo to Apply", in)
 		}
-		redo, _, err := injectOps(again.orig, again.p, sh.images, again.known, again.text, "ghcr.io/job-signal/job-signal:v1")
+		redo, _, err := injectOps(again.orig, again.p, sh.images, again.known, again.text, "ghcr.io/job-signal/job-signal:v1", choice{})
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
@@ -110,7 +110,7 @@ func TestApplyToAsApply(t *testing.T) {
 		t.Fatalf("only %d shapes checked", n)
 	}
 
-	doc := []byte(`{"metadata":{"annotations":{"a/b":"1","c~d":"2"},"n":null},"spec":{"l":[1,2.50,3],"o":{"k":"v"},"s":"x","big":1e400}}`)
+	doc := []byte(`{"metadata":{"annotations":{"a/b":"1","c~d":"2"},"n":null},"spec":{"l":[1,2.50,3],"m":[{"name":"a"}],"o":{"k":"v"},"s":"x","big":1e400}}`)
 	for i, ops := range [][]Op{
 		{{Op: "add", Path: "/spec/l/3", Value: "end"}},
 		{{Op: "add", Path: "/spec/l/4", Value: "past the end"}},
@@ -134,6 +134,10 @@ func TestApplyToAsApply(t *testing.T) {
 		{{Op: "move", From: "/spec/s", Path: "/spec/t"}},
 		{{Op: "move", From: "/spec/missing", Path: "/spec/t"}},
 		{{Op: "move", From: "/spec/l/0", Path: "/spec/o/first"}},
+		{{Op: "move", From: "/spec/l/0", Path: "/spec/missing/-"}},
+		{{Op: "move", From: "/spec/l/9", Path: "/spec/m/-"}},
+		{{Op: "move", From: "/spec/o", Path: "/spec/o/inside"}},
+		{{Op: "move", From: "/spec/m/0", Path: "/spec/m/0/k"}},
 		{{Op: "add", Path: "/metadata/n/x", Value: "under null"}},
 		{{Op: "add", Path: "/spec/s/x", Value: "under a string"}},
 		{{Op: "add", Path: "/nowhere/x", Value: "under nothing"}},

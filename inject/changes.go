@@ -11,8 +11,9 @@ import (
 // injectOps decides the changes that add job-signal to t (a template
 // without it): per wrapped container its command line and mounts, then
 // the layout's init container and volumes, then the record, last.
-func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[string][]string, text map[string]string, installer string) ([]Op, []string, error) {
-	rec := record{Version: recordVersion, Was: map[string]string{}, Text: text}
+// note, when a mode other than pair chose the pair, says so in the record.
+func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[string][]string, text map[string]string, installer string, note choice) ([]Op, []string, error) {
+	rec := record{Version: recordVersion, Form: note.form, Reason: note.reason, Was: map[string]string{}, Text: text, Signals: note.signals}
 	var ops []Op
 	var warnings []string
 	grace, quit := map[string]time.Duration{}, map[string]bool{}

@@ -57,11 +57,25 @@ const (
 // PrepareFor is Prepare with the form chosen for target: the pair,
 // native sidecars, or (auto) whichever serves the Pod on that cluster.
 // Prepare is PrepareFor with ModePair.
+//
+// The choice (chooseForm) is made here when the Pod alone decides it, or
+// by Inject when a sidecar's image's STOPSIGNAL does (see Needs). A
+// template injected before is decided on as it was before its injection:
+// injecting it in another mode takes the old form out and puts the new
+// one in.
 func PrepareFor(data []byte, target Target) (*Plan, error) {
-	return Prepare(data) // the choice is being built; the pair until then
+	t, err := readTemplate(data)
+	if err != nil {
+		return nil, err
+	}
+	return prepare(t, target)
 }
 
 // PrepareDecodedFor is PrepareDecoded with the form chosen for target.
 func PrepareDecodedFor(raw map[string]any, target Target) (*Plan, error) {
-	return PrepareDecoded(raw)
+	t, err := readDecoded(raw)
+	if err != nil {
+		return nil, err
+	}
+	return prepare(t, target)
 }

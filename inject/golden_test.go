@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,15 +27,20 @@ type shape struct {
 
 // outcome is what a golden file holds.
 type outcome struct {
+	Form     inject.Form     `json:"form,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Nothing  string          `json:"nothing,omitempty"`
 	Warnings []string        `json:"warnings,omitempty"`
 	Template json.RawMessage `json:"template,omitempty"`
 }
 
-// TestShapes injects each Pod shape of testdata/shapes and compares with
-// its golden file (go test ./inject -run TestShapes -update rewrites
-// them), then checks the properties every injection must have.
+// TestShapes injects each Pod shape of testdata/shapes, as the pair
+// (NAME.golden.yaml), as native sidecars (NAME.native.golden.yaml) and in
+// mode auto (NAME.auto.golden.yaml) on a cluster that has them, and
+// compares with the golden files (go test ./inject -run TestShapes
+// -update rewrites them), then checks the properties every injection must
+// have.
 func TestShapes(t *testing.T) {
 	inputs, err := filepath.Glob("testdata/shapes/*.in.yaml")
 	if err != nil || len(inputs) == 0 {
@@ -42,38 +48,64 @@ func TestShapes(t *testing.T) {
 	}
 	for _, in := range inputs {
 		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
-		t.Run(name, func(t *testing.T) {
-			var s shape
-			readYAML(t, in, &s)
-			tmpl := map[string]any{"spec": s.Spec}
-			if s.Annotations != nil {
-				tmpl["metadata"] = map[string]any{"annotations": s.Annotations}
-			}
-			data, _ := json.Marshal(tmpl)
-			var got outcome
-			if plan, err := inject.Prepare(data); err != nil {
-				got.Error = err.Error()
-			} else if plan.Nothing() != "" {
-				got.Nothing = plan.Nothing()
-			} else {
-				res, err := injectTemplate(data, s.Images)
-				if err != nil {
-					got.Error = err.Error()
-				} else {
-					for _, n := range plan.Needs() {
-						if _, ok := s.Images[n.Image]; !ok {
-							t.Errorf("Needs lists %v, which the shape has no image config for", n)
-						}
-					}
-					got = outcome{Warnings: res.Warnings, Template: res.Template}
-					roundTrips(t, data, res)
-					checkFlags(t, res.Spec)
-					checkByHand(t, res)
+		for _, v := range []struct {
+			suffix string
+			target inject.Target
+		}{{"", pairMode}, {".native", nativeMode}, {".auto", autoMode}} {
+			t.Run(name+v.suffix, func(t *testing.T) {
+				s, data := readShape(t, in)
+				got := injectShape(t, s, data, v.target)
+				if v.target.Mode == inject.ModePair {
+					got.Form, got.Reason = "", ""
 				}
-			}
-			compareGolden(t, strings.TrimSuffix(in, ".in.yaml")+".golden.yaml", got)
-		})
+				compareGolden(t, strings.TrimSuffix(in, ".in.yaml")+v.suffix+".golden.yaml", got)
+			})
+		}
 	}
+}
+
+// readShape reads a shape and its template's JSON.
+func readShape(t *testing.T, path string) (shape, []byte) {
+	t.Helper()
+	var s shape
+	readYAML(t, path, &s)
+	tmpl := map[string]any{"spec": s.Spec}
+	if s.Annotations != nil {
+		tmpl["metadata"] = map[string]any{"annotations": s.Annotations}
+	}
+	data, _ := json.Marshal(tmpl)
+	return s, data
+}
+
+// injectShape injects a shape for target and checks what every injection
+// must give: the images it needs are the ones it uses, uninject gives the
+// input back, injecting again changes nothing.
+func injectShape(t *testing.T, s shape, data []byte, target inject.Target) outcome {
+	t.Helper()
+	plan, err := inject.PrepareFor(data, target)
+	switch {
+	case err != nil:
+		return outcome{Error: err.Error()}
+	case plan.Nothing() != "":
+		return outcome{Nothing: plan.Nothing()}
+	}
+	res, err := injectFor(data, s.Images, target)
+	if err != nil {
+		return outcome{Error: err.Error()}
+	}
+	for _, n := range plan.Needs() {
+		if _, ok := s.Images[n.Image]; !ok {
+			t.Errorf("Needs lists %v, which the shape has no image config for", n)
+		}
+	}
+	roundTripsFor(t, data, res, target)
+	if res.Form == inject.FormPair {
+		checkFlags(t, res.Spec)
+		if target.Mode == inject.ModePair {
+			checkByHand(t, res)
+		}
+	}
+	return outcome{Form: res.Form, Reason: res.Reason, Warnings: res.Warnings, Template: res.Template}
 }
 
 // checkByHand: the same Pod injected by hand (no record): uninject turns
@@ -131,5 +163,79 @@ func compareGolden(t *testing.T, path string, got outcome) {
 	}
 	if string(want) != string(b) {
 		t.Errorf("%s differs (run with -update after checking the change):\n--- got\n%s\n--- want\n%s", path, b, want)
+	}
+}
+
+// TestShapesAcrossModes: injecting an injected template in another mode
+// gives what injecting the original in that mode gives (the old form
+// taken out, the new one put in), for every shape and every pair of
+// modes.
+func TestShapesAcrossModes(t *testing.T) {
+	inputs, _ := filepath.Glob("testdata/shapes/*.in.yaml")
+	targets := map[string]inject.Target{"pair": pairMode, "native": nativeMode, "auto": autoMode}
+	n := 0
+	for _, in := range inputs {
+		s, data := readShape(t, in)
+		direct := map[string]injected{}
+		for name, target := range targets {
+			if res, err := injectFor(data, s.Images, target); err == nil && len(res.Ops) > 0 {
+				direct[name] = res
+			}
+		}
+		for from, first := range direct {
+			for to, want := range direct {
+				t.Run(filepath.Base(in)+"/"+from+"-to-"+to, func(t *testing.T) {
+					got, err := injectFor(first.Template, s.Images, targets[to])
+					if err != nil {
+						t.Fatalf("inject %s after %s: %v", to, from, err)
+					}
+					if !sameJSON(t, got.Template, want.Template) {
+						t.Fatalf("inject %s after %s:\n%s\nwant\n%s", to, from, got.Template, want.Template)
+					}
+					if len(got.Ops) > 0 && got.Form != want.Form || len(got.Ops) == 0 && got.Form != "" {
+						t.Errorf("form %q after %d ops, want %q", got.Form, len(got.Ops), want.Form)
+					}
+				})
+				n++
+			}
+		}
+	}
+	if n < 30 {
+		t.Fatalf("only %d conversions checked", n)
+	}
+}
+
+// TestNeedsNative: a Pod given native sidecars needs no image, not even
+// for a container without a command, unless a sidecar asks for a stop
+// signal: then its image's STOPSIGNAL decides, and Needs lists it (and
+// what the pair would need, should it decide the pair).
+func TestNeedsNative(t *testing.T) {
+	for _, tc := range []struct {
+		shape  string
+		target inject.Target
+		want   []string
+	}{
+		{"no-command", nativeMode, nil},
+		{"no-command", autoMode, nil},
+		{"no-command", inject.Target{Mode: inject.ModeAuto}, []string{"job", "agent"}},
+		{"native-stop-signal", nativeMode, []string{"web"}},
+		{"native-stop-signal", pairMode, nil},
+		{"native-probe-proxy", autoMode, nil},
+		{"native-probe-proxy", pairMode, []string{"proxy"}},
+	} {
+		t.Run(tc.shape+"/"+string(tc.target.Mode), func(t *testing.T) {
+			_, data := readShape(t, "testdata/shapes/"+tc.shape+".in.yaml")
+			plan, err := inject.PrepareFor(data, tc.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, n := range plan.Needs() {
+				got = append(got, n.Container)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Needs lists %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -30,12 +30,28 @@ type injected struct {
 	Annotations map[string]string
 	Warnings    []string
 	Ops         []inject.Op
+	Form        inject.Form
+	Reason      string
 }
 
 // injectTemplate prepares and injects a template (JSON) and applies the
 // changes, as the webhook's API server would.
 func injectTemplate(data []byte, images map[string]inject.ImageConfig) (injected, error) {
-	plan, err := inject.Prepare(data)
+	return injectFor(data, images, pairMode)
+}
+
+// The targets the tests inject for: the pair; native sidecars and auto on
+// a cluster that has them.
+var (
+	pairMode   = inject.Target{Mode: inject.ModePair}
+	nativeMode = inject.Target{Mode: inject.ModeNative, Cluster: modern}
+	autoMode   = inject.Target{Mode: inject.ModeAuto, Cluster: modern}
+	modern     = inject.Cluster{Known: true, NativeSidecars: true, Version: "v1.37.2"}
+)
+
+// injectFor is injectTemplate for target.
+func injectFor(data []byte, images map[string]inject.ImageConfig, target inject.Target) (injected, error) {
+	plan, err := inject.PrepareFor(data, target)
 	if err != nil {
 		return injected{}, err
 	}
@@ -47,7 +63,7 @@ func injectTemplate(data []byte, images map[string]inject.ImageConfig) (injected
 	if err != nil {
 		return injected{}, err
 	}
-	r := injected{Template: out, Warnings: res.Warnings, Ops: res.Ops}
+	r := injected{Template: out, Warnings: res.Warnings, Ops: res.Ops, Form: res.Form, Reason: res.Reason}
 	r.Spec, r.Annotations = decodeTemplate(out)
 	return r, nil
 }
@@ -84,6 +100,12 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 // and needs no image lookup.
 func roundTrips(t *testing.T, in []byte, out injected) {
 	t.Helper()
+	roundTripsFor(t, in, out, pairMode)
+}
+
+// roundTripsFor is roundTrips for out = inject(in) for target.
+func roundTripsFor(t *testing.T, in []byte, out injected, target inject.Target) {
+	t.Helper()
 	undo, err := inject.Uninject(out.Template)
 	if err != nil {
 		t.Fatalf("uninject: %v", err)
@@ -95,7 +117,7 @@ func roundTrips(t *testing.T, in []byte, out injected) {
 	if !sameJSON(t, in, back) {
 		t.Fatalf("uninject(inject(x)) != x:\n%s\n%s", in, back)
 	}
-	plan, err := inject.Prepare(out.Template)
+	plan, err := inject.PrepareFor(out.Template, target)
 	if err != nil {
 		t.Fatalf("prepare again: %v", err)
 	}

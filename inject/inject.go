@@ -24,6 +24,10 @@ type Plan struct {
 	text    map[string]string   // source texts kept by a previous injection
 	nothing string
 	takeOut string // why a template injected before needs job-signal no more
+	target  Target
+	was     Form              // the form of a previous injection, "" for none
+	signals map[string]string // STOPSIGNALs a previous native injection read
+	choice  choice            // decided without images (see choose)
 }
 
 // Need is a container whose command line comes from its image.
@@ -53,32 +57,24 @@ func Injected(annotations map[string]string) bool {
 // spec: a Pod, or a Job's spec.template) and decides what Inject does
 // with it. A template injected before is decided on as it was before.
 func Prepare(data []byte) (*Plan, error) {
-	t, err := readTemplate(data)
-	if err != nil {
-		return nil, err
-	}
-	return prepare(t)
+	return PrepareFor(data, Target{Mode: ModePair})
 }
 
 // PrepareDecoded is Prepare of a template decoded already, as
 // readTemplate decodes its JSON (numbers as json.Number): what the plugin
 // has read. raw is not changed, and must not be while the plan is used.
 func PrepareDecoded(raw map[string]any) (*Plan, error) {
-	t, err := readDecoded(raw)
-	if err != nil {
-		return nil, err
-	}
-	return prepare(t)
+	return PrepareDecodedFor(raw, Target{Mode: ModePair})
 }
 
-func prepare(t *template) (*Plan, error) {
-	pl := &Plan{t: t, orig: t}
+func prepare(t *template, target Target) (*Plan, error) {
+	pl := &Plan{t: t, orig: t, target: target}
 	if Injected(t.annotations) {
 		u, err := uninject(t)
 		if err != nil {
 			return nil, err
 		}
-		pl.undo, pl.known, pl.text = u.ops, u.known, u.text
+		pl.undo, pl.known, pl.text, pl.signals, pl.was = u.ops, u.known, u.text, u.signals, u.form
 		if pl.orig, err = withoutInjection(t, u.ops); err != nil {
 			return nil, err
 		}
@@ -100,8 +96,18 @@ func prepare(t *template) (*Plan, error) {
 	if len(pl.p.sidecars) == 0 {
 		return pl.leave(fmt.Sprintf("no sidecar: every container but the job (%q) is ignored (%s%s), and it completes by itself, nothing to do", pl.p.main, Prefix, keyIgnore)), nil
 	}
+	pl.choice = pl.choose(nil)
+	if pl.choice.err != nil {
+		return nil, pl.choice.err
+	}
+	if pl.choice.form == FormPair && pl.p.probeErr != nil {
+		return nil, pl.p.probeErr
+	}
 	if err := pl.checkWrapped(); err != nil {
 		return nil, err
+	}
+	if pl.choice.form == FormNative {
+		return pl, nil // nothing of the layout's is added
 	}
 	if err := checkClashes(&pl.orig.spec, pl.p); err != nil {
 		return nil, err
@@ -156,13 +162,22 @@ func (pl *Plan) Nothing() string { return pl.nothing }
 // Needs lists the containers Inject will wrap whose image must be looked
 // up (they have no command). A Pod injected before needs none: its
 // wrapped command lines are kept.
+//
+// A Pod given native sidecars needs none either, unless a sidecar asks for
+// a stop signal (by annotation or as a known sidecar): the runtime stops a
+// native sidecar with its image's STOPSIGNAL, so that image decides
+// between the forms. Then Needs lists what either form needs: those
+// images, and the pair's.
 func (pl *Plan) Needs() []Need {
-	if pl.p == nil {
+	if pl.p == nil || pl.choice.form == FormNative {
 		return nil
 	}
 	var needs []Need
 	for _, c := range pl.orig.spec.Containers {
-		if pl.p.roles[c.Name] != roleIgnored && pl.known[c.Name] == nil && NeedsImage(&c) {
+		if pl.p.roles[c.Name] == roleIgnored {
+			continue
+		}
+		if pl.known[c.Name] == nil && NeedsImage(&c) || slices.Contains(pl.choice.pending, c.Name) {
 			needs = append(needs, Need{Container: c.Name, Image: c.Image})
 		}
 	}
@@ -196,27 +211,75 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	if pl.takeOut != "" {
 		return Result{Ops: pl.undo, Warnings: []string{"job-signal taken out: " + pl.takeOut}}, nil
 	}
-	if installer == "" {
-		return Result{}, errors.New("inject: the installer image is empty: name the job-signal image of the install init container")
+	ch := pl.choice
+	if len(ch.pending) > 0 {
+		if ch = pl.choose(images); ch.err != nil {
+			return Result{}, ch.err
+		}
 	}
-	ops, warnings, err := injectOps(pl.orig, pl.p, images, pl.known, pl.text, installer)
-	if err != nil {
-		return Result{}, err
+	var ops []Op
+	var warnings []string
+	ch.signals = pl.signalsRead(images)
+	if ch.form == FormNative {
+		ops = nativeOps(pl.orig, ch, pl.text)
+		warnings = ch.warnings
+	} else {
+		if pl.p.probeErr != nil {
+			return Result{}, pl.p.probeErr
+		}
+		if installer == "" {
+			return Result{}, errors.New("inject: the installer image is empty: name the job-signal image of the install init container")
+		}
+		var note choice
+		if pl.target.Mode != ModePair {
+			note = ch
+		}
+		var err error
+		if ops, warnings, err = injectOps(pl.orig, pl.p, images, pl.known, pl.text, installer, note); err != nil {
+			return Result{}, err
+		}
 	}
+	res := Result{Ops: ops, Warnings: warnings, Form: ch.form, Reason: ch.reason}
 	if pl.undo == nil {
-		return Result{Ops: ops, Warnings: warnings}, nil
+		return res, nil
 	}
 	// Injected before: the same result is no change; a different one is
-	// the undo followed by the new injection, keeping the layout's
-	// volumes and init container as they are (admission plugins may have
-	// changed them since: a token mount, a mirrored image).
-	changes := append(keepLayout(pl.undo), keepLayout(ops)...)
-	if same, err := pl.t.unchangedBy(changes); err != nil {
+	// the undo followed by the new injection. From the pair to the pair,
+	// the layout's volumes and init container stay as they are (admission
+	// plugins may have changed them since: a token mount, a mirrored
+	// image).
+	res.Ops = append(slices.Clone(pl.undo), ops...)
+	if pl.was == FormPair && ch.form == FormPair {
+		res.Ops = append(keepLayout(pl.undo), keepLayout(ops)...)
+	}
+	if same, err := pl.t.unchangedBy(res.Ops); err != nil {
 		return Result{}, err
 	} else if same {
 		return Result{Warnings: warnings}, nil
 	}
-	return Result{Ops: changes, Warnings: warnings}, nil
+	return res, nil
+}
+
+// signalsRead are the STOPSIGNALs of the sidecars' images that the choice
+// of form read, by container, for the record.
+func (pl *Plan) signalsRead(images map[string]ImageConfig) map[string]string {
+	var out map[string]string
+	for _, name := range pl.choice.signalled {
+		if out == nil {
+			out = map[string]string{}
+		}
+		if c := container(&pl.orig.spec, name); c != nil {
+			if cfg, ok := images[c.Image]; ok {
+				out[name] = "TERM"
+				if cfg.StopSignal != "" {
+					out[name] = signalName(cfg.StopSignal)
+				}
+			} else if sig := pl.signals[name]; sig != "" {
+				out[name] = sig
+			}
+		}
+	}
+	return out
 }
 
 // unchangedBy says whether applying ops to t leaves it as it is: on the

@@ -34,6 +34,10 @@ type plan struct {
 	probes   map[string]*derived // readiness read from each sidecar's probes
 	after    map[string][]string
 	stop     map[string][]string // --stop-after
+	// probeErr: a sidecar's probe that sidecar-watch cannot run (the
+	// first); an error for the pair only, as the kubelet runs it in the
+	// native form.
+	probeErr error
 }
 
 // makePlan checks the settings against the Pod's containers and decides.
@@ -61,7 +65,10 @@ func makePlan(spec *corev1.PodSpec, s settings, defaultContainer string) (*plan,
 		}
 		d, err := readinessFromProbes(c)
 		if err != nil {
-			return nil, err
+			if p.probeErr == nil {
+				p.probeErr = err
+			}
+			continue
 		}
 		if d != nil {
 			p.probes[name] = d

@@ -13,8 +13,17 @@ import (
 // before (absent, null, a list) and the original command lines are kept
 // here.
 type record struct {
-	Version    int               `json:"v"`
-	Containers []containerRecord `json:"containers"`
+	Version int `json:"v"`
+	// Form and Reason: the form chosen and why, when a mode other than
+	// pair chose it.
+	Form       Form              `json:"form,omitempty"`
+	Reason     string            `json:"reason,omitempty"`
+	Containers []containerRecord `json:"containers,omitempty"`
+	// Moved: the native form's sidecars, moved to initContainers.
+	Moved []movedRecord `json:"moved,omitempty"`
+	// Signals: the sidecars' images' STOPSIGNALs the choice of form read,
+	// by container, so that injecting again needs no registry.
+	Signals map[string]string `json:"signals,omitempty"`
 	// Was says, by place ("volumes", "initContainers", "metadata",
 	// "annotations"), that it was absent ("absent") or null ("null")
 	// before Inject added to it; a list or object that was there is not
@@ -44,7 +53,25 @@ type containerRecord struct {
 	Sum string `json:"sum"`
 }
 
-const recordVersion = 2
+// movedRecord is one container the native form moved from containers to
+// initContainers.
+type movedRecord struct {
+	Name string `json:"name"`
+	// Index is its index in containers before.
+	Index int `json:"index"`
+	// Added lists the members added to it, in order: restartPolicy,
+	// startupProbe, lifecycle or lifecycle/preStop.
+	Added []string `json:"added"`
+	// Was: added members that were null before.
+	Was map[string]string `json:"was,omitempty"`
+}
+
+// recordVersion is the pair's record; nativeVersion the native form's,
+// which builds that know only the pair refuse by its version.
+const (
+	recordVersion = 2
+	nativeVersion = 3
+)
 
 func (r record) encode() string {
 	b, err := marshal(r)
@@ -59,8 +86,8 @@ func decodeRecord(s string) (record, error) {
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
 		return r, fmt.Errorf("annotation %s is not what inject wrote (%v): restore the Pod from its source instead", AnnotationInjected, err)
 	}
-	if r.Version != recordVersion {
-		return r, fmt.Errorf("annotation %s has version %d, this build knows %d: use the same job-signal version to uninject", AnnotationInjected, r.Version, recordVersion)
+	if r.Version != recordVersion && r.Version != nativeVersion || (r.Version == nativeVersion) != (r.Form == FormNative) {
+		return r, fmt.Errorf("annotation %s has version %d, this build knows %d and %d: use the same job-signal version to uninject", AnnotationInjected, r.Version, recordVersion, nativeVersion)
 	}
 	return r, nil
 }

@@ -43,19 +43,24 @@ func uninjectTemplate(t *template) (Result, error) {
 // undone is the undoing of a recorded injection: its ops, and the command
 // line each wrapped container had, by name.
 type undone struct {
-	ops   []Op
-	known map[string][]string
-	text  map[string]string // the record's kept source texts
+	ops     []Op
+	known   map[string][]string
+	text    map[string]string // the record's kept source texts
+	signals map[string]string // native: the STOPSIGNALs the choice read
+	form    Form              // the form taken out
 }
 
 // uninject undoes Inject from its record.
 func uninject(t *template) (undone, error) {
-	u := undone{known: map[string][]string{}}
+	u := undone{known: map[string][]string{}, form: FormPair}
 	rec, err := decodeRecord(t.annotations[AnnotationInjected])
 	if err != nil {
 		return u, err
 	}
-	u.text = rec.Text
+	if rec.Form == FormNative {
+		return uninjectNative(t, rec)
+	}
+	u.text, u.signals = rec.Text, rec.Signals
 	rawContainers, _ := t.rawSpec["containers"].([]any)
 	for _, cr := range rec.Containers {
 		i := slices.IndexFunc(t.spec.Containers, func(c corev1.Container) bool { return c.Name == cr.Name })
