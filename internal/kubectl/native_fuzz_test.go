@@ -58,3 +58,12 @@ func FuzzRoundTripNative(f *testing.F) {
 		checkInject(t, input, native137)
 	})
 }
+
+// TestShapesNative: TestShapes with --mode native on a cluster that has
+// native sidecars: goldens NAME.native.EXT (a refusal's message where
+// native sidecars cannot serve the Pod), uninject byte for byte.
+func TestShapesNative(t *testing.T) {
+	opts := testRegistry(t)
+	opts.Target = native137
+	checkShapes(t, opts, "native")
+}

@@ -43,6 +43,7 @@ type pod struct {
 	platform resolve.Platform
 	ops      []inject.Op
 	applied  []inject.Op // ops as the editor applied them, in the document
+	form     inject.Form // the form inject chose
 }
 
 // parsed is a document as kubectl reads it, with the Pod templates in it;
@@ -195,7 +196,7 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
 		reportForm(stderr, p.where, opts.Target.Mode, res)
-		p.ops = res.Ops
+		p.ops, p.form = res.Ops, res.Form
 		errs = append(errs, a.admit(p))
 	}
 	err = errors.Join(errs...)

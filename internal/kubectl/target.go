@@ -146,13 +146,13 @@ func (o *Options) target() *inject.Target {
 	return &t
 }
 
-// reportForm says on stderr which form a changed template gets and why,
-// unless the user asked for the pair.
+// reportForm says on stderr which form a changed template gets and why
+// (the reason names the form), unless the user asked for the pair.
 func reportForm(stderr io.Writer, where string, mode inject.Mode, res inject.Result) {
-	if mode == "" || mode == inject.ModePair || len(res.Ops) == 0 || res.Form == "" {
+	if mode == "" || mode == inject.ModePair || len(res.Ops) == 0 || res.Reason == "" {
 		return
 	}
-	fmt.Fprintf(stderr, "note: %s: %s form: %s\n", where, res.Form, res.Reason)
+	fmt.Fprintf(stderr, "note: %s: %s\n", where, res.Reason)
 }
 
 // target decides the form's target from the flags, asking the cluster
