@@ -51,8 +51,9 @@ func (a *admission) check(p *pod) error {
 	if len(p.ops) == 0 {
 		return nil
 	}
-	a.changed = a.changed || p.form != inject.FormNative // native sidecars: no install container to fit
-	raw, err := json.Marshal(p.obj)                      // the template as kubectl read it
+	// Native sidecars have no install container to fit.
+	a.changed = a.changed || p.form != inject.FormNative
+	raw, err := json.Marshal(p.obj) // the template as kubectl read it
 	if err != nil {
 		return err
 	}
