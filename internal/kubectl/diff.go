@@ -124,8 +124,8 @@ func (ed *editor) diffSeq(n *enode) error {
 // diffValue writes a member's or item's value: replaced, or changed below.
 // keyIndex is the member's index in parent, or -1 for an item.
 func (ed *editor) diffValue(v *enode, old, parent *snode, keyIndex int) error {
-	if ed.mv.created[v] {
-		return ed.writeCreated(v, old, parent, keyIndex)
+	if done, err := ed.writeList(v, old, parent, keyIndex); done {
+		return err
 	}
 	if v.src != nil {
 		return ed.diff(v)

@@ -18,9 +18,13 @@ type moves struct {
 	// away: the source items moved out of their list, by node; their
 	// lines go with them (cutSpan).
 	away map[*snode]origin
-	// created: lists an add wrote ([]) that items were moved into; they
-	// are written whole, with the items' source text (createdText).
+	// created: lists an add wrote ([]), or empty flow lists of block
+	// YAML, that items were moved into; they are written whole, with the
+	// items' source text (writeCreated).
 	created map[*enode]bool
+	// emptied: block lists every item moved out of; one left empty is
+	// written [] (writeList).
+	emptied map[*enode]bool
 }
 
 // origin is where a moved item was in the source: its list and index.
@@ -66,6 +70,9 @@ func (ed *editor) move(from, to []string) error {
 	if target.src == nil && !ed.create(target) {
 		return fmt.Errorf("%w: the target is neither a list of the source nor an empty list just added", errCannotEdit)
 	}
+	if ed.emptyFlowInBlock(to, target) && !list.src.flow {
+		ed.mark(&ed.mv.created, target) // block lines replace its [] (and moving them out gives [] back)
+	}
 	if target.src.kind != seqKind {
 		return fmt.Errorf("%q: not a list", to[len(to)-2])
 	}
@@ -87,7 +94,29 @@ func (ed *editor) move(from, to []string) error {
 	}
 	list.items = slices.Delete(list.items, i, i+1)
 	target.items = slices.Insert(target.items, at, item)
+	if len(list.items) == 0 && !list.src.flow {
+		ed.mark(&ed.mv.emptied, list)
+	}
 	return nil
+}
+
+// emptyFlowInBlock says whether target, at path to, is an empty flow
+// list written [] (as writeList writes it back) that is a member of a
+// block mapping of YAML.
+func (ed *editor) emptyFlowInBlock(to []string, target *enode) bool {
+	if ed.st.json || len(to) < 2 || !target.src.flow || ed.text[target.src.start:target.src.end] != "[]" {
+		return false
+	}
+	parent, err := ed.resolve(to[:len(to)-2])
+	return err == nil && parent.src != nil && parent.src.kind == mapKind && !parent.src.flow
+}
+
+// mark adds n to the set m.
+func (ed *editor) mark(m *map[*enode]bool, n *enode) {
+	if *m == nil {
+		*m = map[*enode]bool{}
+	}
+	(*m)[n] = true
 }
 
 // create turns the new empty list n (an add of []) into one that takes
@@ -98,9 +127,6 @@ func (ed *editor) create(n *enode) bool {
 	}
 	n.src = &snode{kind: seqKind}
 	n.expanded = true
-	if ed.mv.created == nil {
-		ed.mv.created = map[*enode]bool{}
-	}
-	ed.mv.created[n] = true
+	ed.mark(&ed.mv.created, n)
 	return true
 }

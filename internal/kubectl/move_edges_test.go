@@ -37,10 +37,18 @@ func TestMoveEdges(t *testing.T) {
 			pod("  initContainers: []\n  containers: [{name: app, image: a}, {name: proxy, image: p}]\n"),
 			[]sidecarMove{{1, inject.Fields{always}}},
 			pod("  initContainers: [{name: proxy, image: p, restartPolicy: Always}]\n  containers: [{name: app, image: a}]\n")},
-		{"a block item into an empty flow list: refused",
+		{"a block item into an empty flow list: a block list, [] again when moved back",
 			pod("  initContainers: []\n  containers:\n  - name: app\n    image: a\n  - name: proxy\n    image: p\n"),
 			[]sidecarMove{{1, inject.Fields{always}}},
+			pod("  initContainers:\n  - name: proxy\n    image: p\n    restartPolicy: Always\n  containers:\n  - name: app\n    image: a\n")},
+		{"a block item into [ ]: refused",
+			pod("  initContainers: [ ]\n  containers:\n  - name: app\n    image: a\n  - name: proxy\n    image: p\n"),
+			[]sidecarMove{{1, inject.Fields{always}}},
 			"line 10: cannot edit in place: a container in block style that moves into a flow list ([ ]): write that list in block style, or leave it out when it is empty"},
+		{"a block item into a flow list: refused",
+			pod("  initContainers: [{name: own, image: o}]\n  containers:\n  - name: app\n    image: a\n  - name: proxy\n    image: p\n"),
+			[]sidecarMove{{1, inject.Fields{always}}},
+			"line 10: cannot edit in place: a container in block style that moves into a flow list ([ ])"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := checkMoves(t, tc.input, tc.sidecars)

@@ -190,8 +190,23 @@ func (ed *editor) insertCreated(n *enode, j int) error {
 	return errors.Join(err, ierr)
 }
 
+// writeList writes the list v, member keyIndex of parent (old in the
+// source), when moves made it: created (writeCreated), or a block list
+// every item moved out of, which is [] again. done: it did.
+func (ed *editor) writeList(v *enode, old, parent *snode, keyIndex int) (done bool, err error) {
+	switch {
+	case ed.mv.created[v]:
+		return true, ed.writeCreated(v, old, parent, keyIndex)
+	case ed.mv.emptied[v] && len(v.items) == 0 && keyIndex >= 0 && !parent.flow:
+		err := ed.diff(v)
+		ed.add(parent.colon[keyIndex], parent.colon[keyIndex], " []")
+		return true, err
+	}
+	return false, nil
+}
+
 // writeCreated writes a created list where the value old of member
-// keyIndex of parent was (null).
+// keyIndex of parent was (null, or []).
 func (ed *editor) writeCreated(v *enode, old, parent *snode, keyIndex int) error {
 	if keyIndex < 0 {
 		return refuse(old.line, "a list created inside a list", "write it out")
