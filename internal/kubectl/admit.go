@@ -38,15 +38,8 @@ func newAdmission(ctx context.Context, opts *Options) *admission {
 	return &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
 }
 
-// admit checks p's changes, and may change how the install container
-// is written; an error names the template.
-func (a *admission) admit(p *pod) error {
-	if err := a.check(p); err != nil {
-		return fmt.Errorf("%s: %w", p.where, err)
-	}
-	return nil
-}
-
+// check checks p's changes, and may change how the install container
+// is written.
 func (a *admission) check(p *pod) error {
 	if len(p.ops) == 0 {
 		return nil

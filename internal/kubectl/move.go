@@ -56,10 +56,10 @@ func (ed *editor) move(from, to []string) error {
 		return err
 	}
 	i, err := strconv.Atoi(from[len(from)-1])
-	if err != nil || i < 0 || i >= len(list.items) {
+	if err != nil || i < 0 || i >= len(list.kids) {
 		return fmt.Errorf("no item %q", from[len(from)-1])
 	}
-	item := list.items[i]
+	item := list.kids[i].val
 	if item.src == nil {
 		return fmt.Errorf("%w: a value added by another change cannot move", errCannotEdit)
 	}
@@ -76,9 +76,9 @@ func (ed *editor) move(from, to []string) error {
 	if target.src.kind != seqKind {
 		return fmt.Errorf("%q: not a list", to[len(to)-2])
 	}
-	at := len(target.items)
+	at := len(target.kids)
 	if last := to[len(to)-1]; last != "-" {
-		if at, err = strconv.Atoi(last); err != nil || at < 0 || at > len(target.items) {
+		if at, err = strconv.Atoi(last); err != nil || at < 0 || at > len(target.kids) {
 			return fmt.Errorf("no index %q", last)
 		}
 	}
@@ -92,9 +92,9 @@ func (ed *editor) move(from, to []string) error {
 	} else if _, seen := ed.mv.away[item.src]; !seen {
 		return fmt.Errorf("%w: an item of another list", errCannotEdit)
 	}
-	list.items = slices.Delete(list.items, i, i+1)
-	target.items = slices.Insert(target.items, at, item)
-	if len(list.items) == 0 && !list.src.flow {
+	list.kids = slices.Delete(list.kids, i, i+1)
+	target.kids = slices.Insert(target.kids, at, &entry{src: -1, val: item}) // written by insertMoved
+	if len(list.kids) == 0 && !list.src.flow {
 		ed.mark(&ed.mv.emptied, list)
 	}
 	return nil

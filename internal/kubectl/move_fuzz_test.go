@@ -32,7 +32,7 @@ func moveBack(t *testing.T, input string, adds inject.Fields) moveOutcome {
 	}
 	outcome := moveSkipped
 	for _, d := range docs {
-		js, v, err := decodeDocument(d)
+		v, err := decode(d, true)
 		if err != nil || v == nil {
 			continue
 		}
@@ -53,7 +53,6 @@ func moveBack(t *testing.T, input string, adds inject.Fields) moveOutcome {
 		if proxy < 0 {
 			continue
 		}
-		_ = js
 		fwd, back := nativeOps(t, tp.obj, []sidecarMove{{proxy, adds}})
 		moved, kept, err := editDoc(t, d, inject.Prefixed(tp.prefix, fwd))
 		if err != nil {

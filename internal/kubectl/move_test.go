@@ -88,7 +88,7 @@ func nativeOps(t *testing.T, obj map[string]any, sidecars []sidecarMove) (fwd []
 // d reads. It returns the text and the source texts the editor kept.
 func editDoc(t *testing.T, d *document, ops []inject.Op) (string, map[string]string, error) {
 	t.Helper()
-	js, v, err := decodeDocument(d)
+	v, err := decode(d, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,11 +106,11 @@ func editDoc(t *testing.T, d *document, ops []inject.Op) (string, map[string]str
 	if err != nil {
 		return "", nil, err
 	}
-	want, err := inject.ApplyDecoded(js, v, ops)
+	want, err := inject.ApplyDecoded(v, ops)
 	if err != nil {
 		t.Fatalf("the ops do not apply: %v", err)
 	}
-	_, got, err := decodeDocument(&document{index: d.index, line: d.line, raw: text, json: d.json})
+	got, err := decode(&document{index: d.index, line: d.line, raw: text, json: d.json}, true)
 	if err != nil {
 		t.Fatalf("the result does not read back: %v\n%s", err, text)
 	}
@@ -130,7 +130,7 @@ func checkMoves(t *testing.T, input string, sidecars []sidecarMove) (string, err
 		t.Fatalf("%d documents: %v", len(docs), err)
 	}
 	d := docs[0]
-	_, v, err := decodeDocument(d)
+	v, err := decode(d, true)
 	if err != nil {
 		t.Fatal(err)
 	}

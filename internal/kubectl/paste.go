@@ -10,7 +10,6 @@ package kubectl
 
 import (
 	"errors"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -79,15 +78,23 @@ func (ed *editor) trailingEnd(src *snode, k int) int {
 	return end
 }
 
+// insertMoved writes member or item j of n when moves made it: a list
+// created for moved items, or an item moved from another list. done: it
+// did.
+func (ed *editor) insertMoved(n *enode, j int) (done bool, err error) {
+	switch v := n.kids[j].val; {
+	case ed.mv.created[v]:
+		return true, ed.insertCreated(n, j)
+	case v.src != nil && n.src.kind == seqKind:
+		return true, ed.paste(n, j)
+	}
+	return false, nil
+}
+
 // paste writes item j of the list n, moved there from another list.
 func (ed *editor) paste(n *enode, j int) error {
-	src, it := n.src, n.items[j]
-	next, prev := neighbours(func(k int) int {
-		if n.items[k].src == nil {
-			return -1
-		}
-		return slices.Index(src.kids, n.items[k].src)
-	}, len(n.items), j)
+	src, it := n.src, n.kids[j].val
+	next, prev := neighbours(n.kids, j)
 	if src.flow {
 		return ed.pasteFlow(src, it, next, prev)
 	}
@@ -175,10 +182,10 @@ func (ed *editor) edited(it *enode, lo, hi int) (string, error) {
 // insertCreated writes member j of the mapping n: a list created for
 // moved items.
 func (ed *editor) insertCreated(n *enode, j int) error {
-	e := n.entries[j]
-	next, prev := neighbours(func(k int) int { return n.entries[k].src }, len(n.entries), j)
+	e := n.kids[j]
+	next, prev := neighbours(n.kids, j)
 	var err error
-	ierr := ed.insert(n.src, next, prev, j, len(n.entries), func(indent int) string {
+	ierr := ed.insert(n.src, next, prev, j, len(n.kids), func(indent int) string {
 		var text string
 		if ed.st.json || n.src.flow {
 			text, err = ed.createdFlow(e.val, indent)
@@ -190,14 +197,18 @@ func (ed *editor) insertCreated(n *enode, j int) error {
 	return errors.Join(err, ierr)
 }
 
-// writeList writes the list v, member keyIndex of parent (old in the
-// source), when moves made it: created (writeCreated), or a block list
-// every item moved out of, which is [] again. done: it did.
-func (ed *editor) writeList(v *enode, old, parent *snode, keyIndex int) (done bool, err error) {
+// writeList writes the list v, member or item i of parent, when moves
+// made it: created (writeCreated), or a block list every item moved out
+// of, which is [] again. done: it did.
+func (ed *editor) writeList(v *enode, parent *snode, i int) (done bool, err error) {
+	keyIndex := i
+	if parent.kind != mapKind {
+		keyIndex = -1
+	}
 	switch {
 	case ed.mv.created[v]:
-		return true, ed.writeCreated(v, old, parent, keyIndex)
-	case ed.mv.emptied[v] && len(v.items) == 0 && keyIndex >= 0 && !parent.flow:
+		return true, ed.writeCreated(v, parent.kids[i], parent, keyIndex)
+	case ed.mv.emptied[v] && len(v.kids) == 0 && keyIndex >= 0 && !parent.flow:
 		err := ed.diff(v)
 		ed.add(parent.colon[keyIndex], parent.colon[keyIndex], " []")
 		return true, err
@@ -234,7 +245,8 @@ func (ed *editor) seqShift(m *snode) int {
 // '-' at column col.
 func (ed *editor) createdBlock(n *enode, col int) (string, error) {
 	var b strings.Builder
-	for _, it := range n.items {
+	for _, e := range n.kids {
+		it := e.val
 		if it.src == nil {
 			b.WriteString(strings.Repeat(" ", col) + "-" + ed.st.item(it.val, col) + ed.st.nl)
 			continue
@@ -256,8 +268,9 @@ func (ed *editor) createdFlow(n *enode, indent int) (string, error) {
 	if pretty {
 		col += ed.st.step
 	}
-	items := make([]string, len(n.items))
-	for i, it := range n.items {
+	items := make([]string, len(n.kids))
+	for i, e := range n.kids {
+		it := e.val
 		if it.src == nil {
 			items[i] = ed.st.pretty(it.val, col)
 			if !ed.st.json {

@@ -10,26 +10,17 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// editDocument writes a document's changes into its bytes, read back as kubectl
-// reads them (verify): "", false when it has none.
+// editDocument writes a document's changes into its bytes, read back as
+// kubectl reads them (verify): "", false when it has none.
 func editDocument(p *parsed, injecting bool) (string, bool, error) {
 	if !p.changes() {
 		return "", false, nil
 	}
-	root, err := parseDocument(p.doc)
-	if err != nil {
-		return "", false, err
+	text, err := applyAll(p)
+	if err == nil {
+		err = verify(p, text, injecting)
 	}
-	p.root = root
-	text, changed, err := applyAll(p)
-	p.root = nil // each document's tree lives only while it is edited
-	if err != nil || !changed {
-		return "", false, err
-	}
-	if err := verify(p, text, injecting); err != nil {
-		return "", false, err
-	}
-	return text, true, nil
+	return text, err == nil, err
 }
 
 // verify reads an edited document back the way kubectl reads it and
@@ -42,12 +33,12 @@ func verify(p *parsed, text string, injecting bool) error {
 	for _, pd := range p.pods {
 		ops = append(ops, pd.applied...)
 	}
-	want, err := inject.ApplyDecoded(p.json, p.value, ops)
+	want, err := inject.ApplyDecoded(p.value, ops)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.doc, err)
 	}
 	out := &document{index: p.doc.index, line: p.doc.line, sep: p.doc.sep, raw: text, json: p.doc.json}
-	gotJSON, got, err := decodeDocument(out)
+	got, err := decode(out, true)
 	if err != nil {
 		return cannotEdit(p.doc, "its result would not read back: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
@@ -57,7 +48,7 @@ func verify(p *parsed, text string, injecting bool) error {
 	if !injecting {
 		return nil
 	}
-	back, err := undo(out, gotJSON, got)
+	back, err := undo(out, got)
 	if err != nil {
 		return cannotEdit(p.doc, "uninject could not undo it: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
@@ -72,11 +63,11 @@ func verify(p *parsed, text string, injecting bool) error {
 // output must give that. Of any other input it is the input itself, so
 // the check above stays byte for byte with the input.
 func undoInput(d *document) string {
-	js, v, err := decodeDocument(d)
+	v, err := decode(d, true)
 	if err != nil {
 		return d.raw
 	}
-	text, err := undo(d, js, v)
+	text, err := undo(d, v)
 	if err != nil {
 		return d.raw
 	}
@@ -92,21 +83,13 @@ func cannotEdit(d *document, why string) error {
 	return fmt.Errorf("%s: inject cannot edit this layout (%s); nothing was written: write command, args and the lists inject adds to (volumes, volumeMounts, initContainers) in %s", d, why, layout)
 }
 
-// undo is uninject of one edited document, in memory; js and v are its
-// meaning.
-func undo(d *document, js []byte, v any) (string, error) {
-	p, _, err := parseDecoded(d, js, v, nil)
-	if err != nil || p == nil || !p.changes() {
+// undo is uninject of one edited document, in memory; v is its meaning.
+func undo(d *document, v any) (string, error) {
+	p, _, err := parseDecoded(d, v, nil)
+	if err != nil || p == nil {
 		return d.raw, err
 	}
-	if p.root, err = parseDocument(d); err != nil {
-		return "", err
-	}
-	text, changed, err := applyAll(p)
-	if err != nil || !changed {
-		return d.raw, err
-	}
-	return text, nil
+	return applyAll(p)
 }
 
 // changes says whether any template of the document has ops.
