@@ -92,7 +92,8 @@ func decideTarget(mode inject.Mode, kubeVersion string, offline bool, asked dete
 }
 
 // ask asks the cluster of the kubeconfig what it offers, within
-// detectTimeout; an unreachable or unusable cluster is an unknown one.
+// detectTimeout; a cluster that cannot be reached, or does not let the
+// user ask (a dry-run Pod needs create on pods), is an unknown one.
 func (c Cluster) ask(ctx context.Context) detected {
 	config, namespace, why, err := c.config()
 	switch {
@@ -105,7 +106,7 @@ func (c Cluster) ask(ctx context.Context) detected {
 	defer cancel()
 	cluster, err := kubeapi.Detect(ctx, config, namespace)
 	if err != nil {
-		return detected{unknown: "not reachable: " + inject.OneLine(err.Error(), inject.MaxReason)}
+		return detected{unknown: "it did not answer: " + inject.OneLine(err.Error(), inject.MaxReason)}
 	}
 	return detected{cluster: cluster}
 }
