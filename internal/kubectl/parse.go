@@ -38,7 +38,6 @@ type snode struct {
 	str         string     // a scalar key's text, a string scalar's value
 	style       yaml.Style // a YAML scalar's quoting
 	y           *yaml.Node // the YAML node (nil for JSON)
-	line        int
 }
 
 // errCannotEdit is a layout the editor does not edit in place.
@@ -65,18 +64,16 @@ func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) 
 	case n.Anchor != "":
 		return nil, refuse(n.Line, "a YAML anchor (&)", "write the value out where it is used, without anchors")
 	}
-	s := &snode{y: n, line: n.Line, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
+	s := &snode{y: n, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
 	var err error
 	switch n.Kind {
 	case yaml.MappingNode:
 		err = l.yamlMapping(s, n, parentIndent, depth)
 	case yaml.SequenceNode:
 		err = l.yamlSequence(s, n, parentIndent, depth)
-	case yaml.ScalarNode:
+	default: // a scalar: yaml.v3 makes no other kind of node inside a document
 		s.str = n.Value
 		s.end, err = l.scalarEnd(n, s.start, parentIndent)
-	default:
-		err = refuse(n.Line, "a YAML node of an unknown kind", "write it as a mapping, a list or a scalar")
 	}
 	if err != nil {
 		return nil, err
@@ -110,7 +107,7 @@ func (l *lines) yamlMapping(s *snode, n *yaml.Node, parentIndent, depth int) err
 		}
 		colon := l.colonAfter(k.end)
 		if colon < 0 {
-			return refuse(k.line, "a key written with '?' or over several lines", "write it as key: value on one line")
+			return refuse(n.Content[i].Line, "a key written with '?' or over several lines", "write it as key: value on one line")
 		}
 		if isEmptyNull(n.Content[i+1]) {
 			v.start, v.end = colon, colon
