@@ -129,7 +129,7 @@ func (ed *editor) itemText(it *enode, flow bool, col int) (string, error) {
 	case !o.list.flow && !flow:
 		lo, hi = ed.leadingStart(o.list, o.index), ed.trailingEnd(o.list, o.index)
 	case !o.list.flow && !s.flow:
-		return "", refuse(s.line, "a container in block style that moves into a flow list ([ ])", "write that list in block style, or leave it out when it is empty")
+		return "", refuse(ed.lineAt(s.start), "a container in block style that moves into a flow list ([ ])", "write that list in block style, or leave it out when it is empty")
 	}
 	text, err := ed.edited(it, lo, hi)
 	if err != nil {
@@ -220,7 +220,7 @@ func (ed *editor) writeList(v *enode, parent *snode, i int) (done bool, err erro
 // keyIndex of parent was (null, or []).
 func (ed *editor) writeCreated(v *enode, old, parent *snode, keyIndex int) error {
 	if keyIndex < 0 {
-		return refuse(old.line, "a list created inside a list", "write it out")
+		return refuse(ed.lineAt(old.start), "a list created inside a list", "write it out")
 	}
 	if ed.st.json || parent.flow {
 		text, err := ed.createdFlow(v, ed.indentOf(parent.keys[keyIndex].start))
