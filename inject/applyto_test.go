@@ -83,7 +83,7 @@ func TestApplyToAsApply(t *testing.T) {
 		if !checkAsApply(t, injected, again.undo) {
 			t.Fatalf("%s: applyTo left the undo to Apply", in)
 		}
-		redo, _, err := injectOps(again.orig, again.p, sh.images, again.known, again.text, "ghcr.io/job-signal/job-signal:v1", choice{})
+		redo, _, err := injectOps(again.orig, again.p, sh.images, again.known, again.text, "ghcr.io/job-signal/job-signal:v1", choice{}, again.imageStop)
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}

@@ -11,9 +11,14 @@ import (
 // injectOps decides the changes that add job-signal to t (a template
 // without it): per wrapped container its command line and mounts, then
 // the layout's init container and volumes, then the record, last.
-// note, when a mode other than pair chose the pair, says so in the record.
-func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[string][]string, text map[string]string, installer string, note choice) ([]Op, []string, error) {
+// note, when a mode other than pair chose the pair, says so in the record;
+// stops gives a sidecar's image's STOPSIGNAL, which the record keeps.
+func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[string][]string, text map[string]string, installer string, note choice,
+	stops func(name, image string, images map[string]ImageConfig) (string, bool)) ([]Op, []string, error) {
 	rec := record{Version: recordVersion, Form: note.form, Reason: note.reason, Was: map[string]string{}, Text: text, Signals: note.signals}
+	if rec.Signals == nil {
+		rec.Signals = map[string]string{}
+	}
 	var ops []Op
 	var warnings []string
 	grace, quit := map[string]time.Duration{}, map[string]bool{}
@@ -38,9 +43,9 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		}
 		command := append(append([]string{JobSignalPath}, p.mainFlags()...), "--")
 		if r == roleSidecar {
-			stop := ""
-			if img != nil {
-				stop = img.StopSignal
+			stop, _ := stops(c.Name, c.Image, images)
+			if imageDecides(c.Name, stop, p.known[c.Name]) {
+				rec.Signals[c.Name] = stop // injecting again, without the image, would lose it
 			}
 			values, w := p.sidecarValues(c.Name, line, stop)
 			warnings = append(warnings, w...)
@@ -80,6 +85,9 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		rec.Was["volumes"] = was
 	}
 	warnings = append(warnings, budgetWarnings(t.spec.TerminationGracePeriodSeconds, p.sidecars, grace, quit, p.stop)...)
+	if len(rec.Signals) == 0 {
+		rec.Signals = nil
+	}
 	ops = append(ops, setAnnotation(t, &rec))
 	return ops, warnings, nil
 }
@@ -191,4 +199,12 @@ func installValue(image string) Fields {
 		}},
 		{"volumeMounts", []any{mountValue(BinVolume, BinDir, false)}},
 	}
+}
+
+// imageDecides says whether the image's STOPSIGNAL stop gives sidecar
+// name another stop signal than it has without its image.
+func imageDecides(name, stop string, k *KnownSidecar) bool {
+	with, _, _ := stopSignalOf(name, stop, k)
+	without, _, _ := stopSignalOf(name, "", k)
+	return with != without
 }

@@ -11,7 +11,15 @@
 // the operations as its patch, the plugin applies them where the bytes of
 // the manifest are.
 //
-// The layout it produces is the project's (two emptyDir volumes, the
+// It produces one of two forms, chosen per Pod by PrepareFor from the mode
+// the caller asks for and what is known of the cluster (docs/native.md):
+// Kubernetes' native sidecars (each sidecar moved to initContainers with
+// restartPolicy Always, and a startupProbe or preStop hook where its
+// readiness or quit URL maps onto one; nothing of job-signal's in the
+// Pod), or job-signal's pair, described next. Prepare always gives the
+// pair.
+//
+// The pair's layout is the project's (two emptyDir volumes, the
 // job-signal-install init container, the wrapped commands):
 //
 //   - volume job-signal (state, read-write for every wrapped container) and
@@ -26,7 +34,9 @@
 //     and CMD (see Effective).
 //
 // Choices come from annotations under job-signal.dev/ (see Annotations).
-// Inject records what it changed in the annotation job-signal.dev/injected,
-// so that Uninject restores the original exactly and injecting again is a
-// no-op unless the annotations changed.
+// Inject records what it changed in the annotation job-signal.dev/injected
+// (for the native form: which containers it moved, from which index, and
+// what it added to them), so that Uninject restores the original exactly,
+// injecting again is a no-op unless the annotations changed, and injecting
+// in another mode takes the old form out before putting the new one in.
 package inject

@@ -40,7 +40,8 @@ type Cluster struct {
 	Version string
 }
 
-// Target is how the caller wants a Pod's form chosen.
+// Target is how the caller wants a Pod's form chosen. The zero Target
+// asks for the pair.
 type Target struct {
 	Mode    Mode
 	Cluster Cluster

@@ -2,6 +2,7 @@ package inject_test
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"maps"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/job-signal/job-signal/inject"
@@ -237,5 +239,69 @@ func TestNeedsNative(t *testing.T) {
 				t.Errorf("Needs lists %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestUninjectNativeEdited: a native Pod whose moved sidecar is gone from
+// initContainers, or lost what inject added, is refused with what
+// happened, never half restored.
+func TestUninjectNativeEdited(t *testing.T) {
+	s, data := readShape(t, "testdata/shapes/native-exec-and-hooks.in.yaml")
+	res, err := injectFor(data, s.Images, nativeMode)
+	if err != nil || res.Form != inject.FormNative {
+		t.Fatalf("%v %s", err, res.Form)
+	}
+	for name, edit := range map[string]func(*corev1.PodSpec){
+		"sidecar removed":      func(p *corev1.PodSpec) { p.InitContainers = p.InitContainers[:1] },
+		"startupProbe removed": func(p *corev1.PodSpec) { p.InitContainers[0].StartupProbe = nil },
+		"preStop removed":      func(p *corev1.PodSpec) { p.InitContainers[1].Lifecycle.PreStop = nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec, ann := decodeTemplate(res.Template)
+			edit(&spec)
+			if _, err := inject.Uninject(podTemplate(spec, ann)); err == nil || !strings.Contains(err.Error(), "edited after injection") {
+				t.Fatalf("got %v, want an error saying the Pod was edited", err)
+			}
+		})
+	}
+}
+
+// TestTargetModes: the zero Target is the pair; a mode that is none of
+// pair, native and auto is an error naming them.
+func TestTargetModes(t *testing.T) {
+	_, data := readShape(t, "testdata/shapes/classic-sidecar.in.yaml")
+	res, err := injectFor(data, nil, inject.Target{})
+	if err != nil || res.Form != inject.FormPair {
+		t.Fatalf("zero Target: %v %q", err, res.Form)
+	}
+	if _, err := inject.PrepareFor(data, inject.Target{Mode: "sidecar"}); err == nil || !strings.Contains(err.Error(), "pair, native or auto") {
+		t.Fatalf("mode sidecar: %v", err)
+	}
+}
+
+// TestStopSignalNotFound: when the image whose STOPSIGNAL decides was not
+// found, auto gives the pair and says why; native refuses.
+func TestStopSignalNotFound(t *testing.T) {
+	_, data := readShape(t, "testdata/shapes/native-stop-signal.in.yaml")
+	res, err := injectFor(data, nil, autoMode)
+	if err != nil || res.Form != inject.FormPair || !strings.Contains(res.Reason, `its image's STOPSIGNAL is not known`) {
+		t.Fatalf("auto: %v %q %q", err, res.Form, res.Reason)
+	}
+	if _, err := injectFor(data, nil, nativeMode); !errors.Is(err, inject.ErrNotNative) {
+		t.Fatalf("native: %v", err)
+	}
+}
+
+// TestReadyTimeout: main's ready-timeout keeps the pair (a native sidecar
+// that is never ready cannot fail the Pod), except 0, which waits for
+// ever as a native sidecar does.
+func TestReadyTimeout(t *testing.T) {
+	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{
+		{Name: "job", Image: "busybox", Command: []string{"/job"}}, {Name: "proxy", Image: "busybox", Command: []string{"/proxy"}}}}
+	for value, want := range map[string]inject.Form{"2m": inject.FormPair, "0s": inject.FormNative, "0": inject.FormNative} {
+		res, err := injectFor(podTemplate(spec, map[string]string{inject.Prefix + "main": "job", inject.Prefix + "ready-timeout": value}), nil, autoMode)
+		if err != nil || res.Form != want {
+			t.Errorf("ready-timeout %s: %v %q (%s), want %q", value, err, res.Form, res.Reason, want)
+		}
 	}
 }

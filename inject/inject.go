@@ -1,8 +1,6 @@
 package inject
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,7 +24,7 @@ type Plan struct {
 	takeOut string // why a template injected before needs job-signal no more
 	target  Target
 	was     Form              // the form of a previous injection, "" for none
-	signals map[string]string // STOPSIGNALs a previous native injection read
+	signals map[string]string // images' STOPSIGNALs a previous injection read
 	choice  choice            // decided without images (see choose)
 }
 
@@ -68,6 +66,13 @@ func PrepareDecoded(raw map[string]any) (*Plan, error) {
 }
 
 func prepare(t *template, target Target) (*Plan, error) {
+	switch target.Mode {
+	case "":
+		target.Mode = ModePair
+	case ModePair, ModeNative, ModeAuto:
+	default:
+		return nil, fmt.Errorf("inject: mode %q: give pair, native or auto", target.Mode)
+	}
 	pl := &Plan{t: t, orig: t, target: target}
 	if Injected(t.annotations) {
 		u, err := uninject(t)
@@ -96,7 +101,7 @@ func prepare(t *template, target Target) (*Plan, error) {
 	if len(pl.p.sidecars) == 0 {
 		return pl.leave(fmt.Sprintf("no sidecar: every container but the job (%q) is ignored (%s%s), and it completes by itself, nothing to do", pl.p.main, Prefix, keyIgnore)), nil
 	}
-	pl.choice = pl.choose(nil)
+	pl.choice = pl.choose(nil, false)
 	if pl.choice.err != nil {
 		return nil, pl.choice.err
 	}
@@ -113,21 +118,6 @@ func prepare(t *template, target Target) (*Plan, error) {
 		return nil, err
 	}
 	return pl, nil
-}
-
-// withoutInjection is t with the ops that undo its injection applied, read again:
-// on the template as read (applyTo), or, where that leaves them to Apply,
-// through JSON.
-func withoutInjection(t *template, ops []Op) (*template, error) {
-	if doc, err := applyTo(t.raw, ops); err == nil {
-		return templateOf(doc, nil)
-	}
-	raw, _ := json.Marshal(t.raw)
-	origJSON, err := Apply(raw, ops)
-	if err != nil {
-		return nil, fmt.Errorf("undo the previous injection: %w", err)
-	}
-	return readTemplate(origJSON)
 }
 
 // nothingToDo says why a Pod needs no job-signal at all: one container and
@@ -213,7 +203,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	}
 	ch := pl.choice
 	if len(ch.pending) > 0 {
-		if ch = pl.choose(images); ch.err != nil {
+		if ch = pl.choose(images, true); ch.err != nil {
 			return Result{}, ch.err
 		}
 	}
@@ -235,7 +225,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 			note = ch
 		}
 		var err error
-		if ops, warnings, err = injectOps(pl.orig, pl.p, images, pl.known, pl.text, installer, note); err != nil {
+		if ops, warnings, err = injectOps(pl.orig, pl.p, images, pl.known, pl.text, installer, note, pl.imageStop); err != nil {
 			return Result{}, err
 		}
 	}
@@ -248,9 +238,10 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	// the layout's volumes and init container stay as they are (admission
 	// plugins may have changed them since: a token mount, a mirrored
 	// image).
-	res.Ops = append(slices.Clone(pl.undo), ops...)
 	if pl.was == FormPair && ch.form == FormPair {
 		res.Ops = append(keepLayout(pl.undo), keepLayout(ops)...)
+	} else {
+		res.Ops = append(slices.Clone(pl.undo), ops...)
 	}
 	if same, err := pl.t.unchangedBy(res.Ops); err != nil {
 		return Result{}, err
@@ -258,69 +249,6 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 		return Result{Warnings: warnings}, nil
 	}
 	return res, nil
-}
-
-// signalsRead are the STOPSIGNALs of the sidecars' images that the choice
-// of form read, by container, for the record.
-func (pl *Plan) signalsRead(images map[string]ImageConfig) map[string]string {
-	var out map[string]string
-	for _, name := range pl.choice.signalled {
-		if out == nil {
-			out = map[string]string{}
-		}
-		if c := container(&pl.orig.spec, name); c != nil {
-			if cfg, ok := images[c.Image]; ok {
-				out[name] = "TERM"
-				if cfg.StopSignal != "" {
-					out[name] = signalName(cfg.StopSignal)
-				}
-			} else if sig := pl.signals[name]; sig != "" {
-				out[name] = sig
-			}
-		}
-	}
-	return out
-}
-
-// unchangedBy says whether applying ops to t leaves it as it is: on the
-// template as read (applyTo), or, where that leaves them to Apply,
-// through JSON.
-func (t *template) unchangedBy(ops []Op) (bool, error) {
-	if doc, err := applyTo(t.raw, ops); err == nil {
-		return sameJSON(t.raw, doc), nil
-	}
-	raw, _ := json.Marshal(t.raw)
-	want, err := Apply(raw, ops)
-	if err != nil {
-		return false, err
-	}
-	same, _ := equalJSON(raw, want)
-	return same, nil
-}
-
-// keepLayout drops the ops on the layout's volumes and init container.
-func keepLayout(ops []Op) []Op {
-	var out []Op
-	for _, o := range ops {
-		if o.layout {
-			continue
-		}
-		out = append(out, o)
-	}
-	return out
-}
-
-func equalJSON(a, b []byte) (bool, error) {
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		return false, err
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		return false, err
-	}
-	xb, _ := json.Marshal(x)
-	yb, _ := json.Marshal(y)
-	return bytes.Equal(xb, yb), nil
 }
 
 // checkClashes refuses a Pod that already uses the names or paths the

@@ -24,7 +24,10 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 	if spec.TerminationGracePeriodSeconds != nil {
 		pod.grace = time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
 	}
-	_, pod.readyTimeout = p.s.main1["ready-timeout"]
+	if v, ok := p.s.main1["ready-timeout"]; ok {
+		d, _ := time.ParseDuration(v) // checked by parseSettings
+		pod.readyTimeout = d > 0      // 0: wait for ever, as a native sidecar does
+	}
 	pod.someWaitFor = p.s.hasWaitFor && len(p.s.waitFor) < len(p.sidecars)
 	rawContainers, _ := pl.orig.rawSpec["containers"].([]any)
 	for i := range spec.Containers {
@@ -58,12 +61,12 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 		var img *ImageConfig
 		if cfg, ok := images[c.Image]; ok {
 			img = &cfg
+		}
+		if raw, ok := pl.imageStop(c.Name, c.Image, images); ok {
 			s.imageSignal = "TERM"
-			if cfg.StopSignal != "" {
-				s.imageSignal = signalName(cfg.StopSignal)
+			if raw != "" {
+				s.imageSignal = signalName(raw)
 			}
-		} else if sig := pl.signals[c.Name]; sig != "" {
-			s.imageSignal = sig
 		}
 		k := p.known[c.Name]
 		if v := setting("stop-signal"); v != "" {
@@ -85,15 +88,26 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 	return pod
 }
 
-// choose decides the form with what is known of the images.
-func (pl *Plan) choose(images map[string]ImageConfig) choice {
-	return chooseForm(pl.target, pl.podNeedsOf(images))
+// choose decides the form with what is known of the images: before they
+// are looked up (looked false), or after, with what the lookup gave.
+// Where the mode and the cluster decide alone, the Pod is not read.
+func (pl *Plan) choose(images map[string]ImageConfig, looked bool) choice {
+	t := pl.target
+	if t.Mode == ModePair || !t.Cluster.NativeSidecars && (t.Cluster.Known || t.Mode == ModeAuto) {
+		return chooseForm(t, podNeeds{})
+	}
+	pod := pl.podNeedsOf(images)
+	pod.looked = looked
+	return chooseForm(t, pod)
 }
 
 // nativeOps are the changes that give t (a template without job-signal)
 // native sidecars as ch says, the record last.
 func nativeOps(t *template, ch choice, text map[string]string) []Op {
 	rec := record{Version: nativeVersion, Form: FormNative, Reason: ch.reason, Was: map[string]string{}, Text: text, Signals: ch.signals}
+	if len(rec.Signals) == 0 {
+		rec.Signals = nil
+	}
 	var ops []Op
 	spec := Pointer("spec")
 	if state := presenceOf(t.rawSpec, "initContainers"); state != present {
@@ -252,4 +266,29 @@ func orderedValue(dec *json.Decoder) any {
 		return l
 	}
 	return tok
+}
+
+// imageStop is the STOPSIGNAL of the image of container name, as the
+// image's config has it ("" for none): from images, else as a previous
+// injection recorded it; known false when neither says.
+func (pl *Plan) imageStop(name, image string, images map[string]ImageConfig) (raw string, known bool) {
+	if cfg, ok := images[image]; ok {
+		return cfg.StopSignal, true
+	}
+	raw, known = pl.signals[name]
+	return raw, known
+}
+
+// signalsRead are the STOPSIGNALs of the sidecars' images that the choice
+// of form read, by container, for the record.
+func (pl *Plan) signalsRead(images map[string]ImageConfig) map[string]string {
+	out := map[string]string{}
+	for _, name := range pl.choice.signalled {
+		if c := container(&pl.orig.spec, name); c != nil {
+			if raw, ok := pl.imageStop(name, c.Image, images); ok {
+				out[name] = raw
+			}
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,6 +124,10 @@ func TestChooseForm(t *testing.T) {
 			`pair: sidecar "proxy" is ready on 127.0.0.1:5432, the Pod's loopback, which the kubelet cannot reach`},
 		{"ready-http on localhost", auto, with(func(s *sidecarNeeds) { s.readyKey, s.readyValue = "ready-http", "http://localhost:9090/startup" }), FormPair,
 			`pair: sidecar "proxy" is ready on http://localhost:9090/startup, the Pod's loopback, which the kubelet cannot reach`},
+		{"a long URL is shortened", auto, with(func(s *sidecarNeeds) {
+			s.readyKey, s.readyValue = "ready-http", "http://127.0.0.1:8080/"+strings.Repeat("a", 200)
+		}), FormPair,
+			`pair: sidecar "proxy" is ready on http://127.0.0.1:8080/` + strings.Repeat("a", 55) + `..., the Pod's loopback, which the kubelet cannot reach`},
 		{"ready-tcp on a name", auto, with(func(s *sidecarNeeds) { s.readyKey, s.readyValue = "ready-tcp", "db.example:5432" }), FormPair,
 			`pair: sidecar "proxy" is ready on db.example:5432, a name the kubelet would resolve on the node, not in the Pod`},
 		{"ready-http on ::1", auto, with(func(s *sidecarNeeds) { s.readyKey, s.readyValue = "ready-http", "http://[::1]:9090/startup" }), FormPair,
@@ -148,6 +153,8 @@ func TestChooseForm(t *testing.T) {
 		{"stop signal, the image's", auto, with(func(s *sidecarNeeds) {
 			s.stopSignal, s.stopFrom, s.imageSignal = "QUIT", "the known sidecar nginx", "QUIT"
 		}), FormNative, reasonNative},
+		{"stop signal, image not found", auto, podNeeds{grace: 30 * time.Second, looked: true, sidecars: []sidecarNeeds{{name: "proxy", stopSignal: "QUIT", stopFrom: "the known sidecar nginx"}}}, FormPair,
+			`pair: sidecar "proxy" stops on QUIT (the known sidecar nginx), and its image's STOPSIGNAL is not known`},
 		{"stop signal other than the image's", auto, with(func(s *sidecarNeeds) {
 			s.stopSignal, s.stopFrom, s.imageSignal = "INT", "annotation stop-signal", "TERM"
 		}), FormPair,

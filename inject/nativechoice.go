@@ -3,15 +3,12 @@ package inject
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/job-signal/job-signal/internal/sidecarspec"
 	"github.com/job-signal/job-signal/signalfs/sidecarname"
@@ -35,14 +32,6 @@ import (
 //     is behind a feature gate that is off by default: not used);
 //   - preStop hooks run when the Pod starts terminating (for a sidecar, not
 //     after the regular containers), as an HTTP GET.
-
-// Probe timing of the startupProbe the native form writes: checked every
-// second, for as long as job-signal waits by default (--ready-timeout 5m)
-// before the kubelet restarts the sidecar.
-const (
-	startupPeriod  = 1
-	startupFailure = 300
-)
 
 // ErrNotNative is wrapped by the error of mode native for a Pod that native
 // sidecars cannot serve.
@@ -75,9 +64,12 @@ type sidecarNeeds struct {
 type podNeeds struct {
 	sidecars     []sidecarNeeds
 	after        map[string][]string
-	readyTimeout bool          // main's ready-timeout annotation
-	someWaitFor  bool          // main's wait-for names some sidecars only
-	grace        time.Duration // terminationGracePeriodSeconds
+	readyTimeout bool // main's ready-timeout annotation, other than 0 (for ever)
+	// looked: the images have been looked up; an image's STOPSIGNAL not
+	// known then will not be.
+	looked      bool
+	someWaitFor bool          // main's wait-for names some sidecars only
+	grace       time.Duration // terminationGracePeriodSeconds
 }
 
 // nativeSidecar is what the native form adds to one moved container.
@@ -115,6 +107,9 @@ func chooseForm(target Target, pod podNeeds) choice {
 	return ch
 }
 
+// decideForm is chooseForm but for the sidecars that ask for a stop
+// signal: the mode and the cluster first, then each sidecar, then the
+// Pod's order.
 func decideForm(target Target, pod podNeeds) choice {
 	switch {
 	case target.Mode == ModePair:
@@ -130,7 +125,7 @@ func decideForm(target Target, pod podNeeds) choice {
 	}
 	ch := choice{form: FormNative, reason: reasonNative, adds: map[string]nativeSidecar{}}
 	for _, s := range pod.sidecars {
-		add, why := mapSidecar(s, pod.grace)
+		add, why := mapSidecar(s, pod.grace, pod.looked)
 		switch {
 		case why != "":
 			return notNative(target, why)
@@ -183,7 +178,7 @@ func refuse(why string) choice {
 // mapSidecar maps one sidecar onto a native one: what to add, or why it
 // does not map. Neither (nil, "") when its image's STOPSIGNAL decides and
 // is not known yet.
-func mapSidecar(s sidecarNeeds, podGrace time.Duration) (*nativeSidecar, string) {
+func mapSidecar(s sidecarNeeds, podGrace time.Duration, looked bool) (*nativeSidecar, string) {
 	q := strconv.Quote(s.name)
 	var add nativeSidecar
 	switch {
@@ -233,6 +228,8 @@ func mapSidecar(s sidecarNeeds, podGrace time.Duration) (*nativeSidecar, string)
 	}
 	if s.stopSignal != "" {
 		switch {
+		case s.imageSignal == "" && looked:
+			return nil, fmt.Sprintf("sidecar %s stops on %s (%s), and its image's STOPSIGNAL is not known", q, s.stopSignal, s.stopFrom)
 		case s.imageSignal == "":
 			return nil, ""
 		case s.imageSignal != s.stopSignal:
@@ -240,57 +237,6 @@ func mapSidecar(s sidecarNeeds, podGrace time.Duration) (*nativeSidecar, string)
 		}
 	}
 	return &add, ""
-}
-
-// kubeletHandler is the probe handler the kubelet runs for a ready-http
-// or ready-tcp value, or why it cannot: the kubelet probes from the node,
-// so the Pod's loopback and names resolved in the Pod are out of reach.
-func kubeletHandler(key, value string) (corev1.ProbeHandler, string) {
-	hostport, path := value, ""
-	if key == "ready-http" {
-		u, err := sidecarspec.HTTPURL(value)
-		if err != nil {
-			return corev1.ProbeHandler{}, "on " + value + ", not an http URL"
-		}
-		hostport, path = u.Host, u.EscapedPath()
-		if u.Port() == "" {
-			hostport = net.JoinHostPort(u.Hostname(), "80")
-		}
-		if u.RawQuery != "" {
-			path += "?" + u.RawQuery
-		}
-		if path == "" {
-			path = "/"
-		}
-	}
-	host, port, err := net.SplitHostPort(hostport)
-	n, perr := strconv.Atoi(port)
-	if err != nil || perr != nil {
-		return corev1.ProbeHandler{}, "on " + value + ", which has no port"
-	}
-	ip, err := netip.ParseAddr(host)
-	switch {
-	case host == "localhost":
-		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, the Pod's loopback, which the kubelet cannot reach", value)
-	case err != nil:
-		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, a name the kubelet would resolve on the node, not in the Pod", value)
-	case ip.IsLoopback() || ip.IsUnspecified():
-		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, the Pod's loopback, which the kubelet cannot reach", value)
-	}
-	if key == "ready-tcp" {
-		return corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(n)), Host: host}}, ""
-	}
-	return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(int32(n)), Host: host}}, ""
-}
-
-// probeFields is the startupProbe the native form writes: h, the delay and
-// timeout of from (a readinessProbe copied), checked every second.
-func probeFields(h corev1.ProbeHandler, from *corev1.Probe) Fields {
-	p := corev1.Probe{ProbeHandler: h, PeriodSeconds: startupPeriod, FailureThreshold: startupFailure}
-	if from != nil {
-		p.InitialDelaySeconds, p.TimeoutSeconds = from.InitialDelaySeconds, from.TimeoutSeconds
-	}
-	return fieldsOf(p)
 }
 
 // startOrder is the sidecars' order as init containers: each after the

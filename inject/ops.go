@@ -17,8 +17,10 @@ import (
 // it where the bytes of the manifest are, touching nothing else.
 //
 // Inject uses add (at a missing or null member, or into a list at an
-// index or "-"), remove, replace and move (only to rename a member of the
-// same object: command becomes args).
+// index or "-"), remove, replace and move: to rename a member of the same
+// object (the pair: command becomes args), and to move a container between
+// spec.containers and spec.initContainers (the native form), with RFC
+// 6902's meaning: the value is removed from From, then added at Path.
 type Op struct {
 	Op    string
 	Path  string
