@@ -78,8 +78,7 @@ func decode(d *document, strict bool) (v any, err error) {
 	case d.json:
 		v, err = decodeValue([]byte(d.raw))
 	default:
-		v, err = yamlValue([]byte(d.raw), strict)
-		if err != nil {
+		if v, err = yamlValue(kubectlText(d.raw), strict); err != nil {
 			return nil, yamlError(d, err)
 		}
 	}
@@ -87,6 +86,19 @@ func decode(d *document, strict bool) (v any, err error) {
 		return nil, fmt.Errorf("%s: malformed JSON: %w", d, err)
 	}
 	return v, nil
+}
+
+// kubectlText is a YAML document's text as kubectl hands it to the YAML
+// parser: apimachinery's YAMLReader reads it a line at a time with
+// bufio's ReadLine, and ends each line with "\n": one that ended with
+// "\r\n" too, and the last one. (TestDocumentsAsKubectl holds this to
+// that reader.)
+func kubectlText(raw string) []byte {
+	text := strings.ReplaceAll(raw, "\r\n", "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return []byte(text)
 }
 
 // yamlValue reads YAML as sigs.k8s.io/yaml does for kubectl, yaml.v2 then

@@ -52,3 +52,41 @@ func TestYAMLValueAsKubectl(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentsAsKubectl: the documents of a stream, each decoded, are
+// what kubectl's own reader (apimachinery's YAML-or-JSON decoder, which
+// reads YAML a line at a time) gives: a "\r\n" is a line break, the last
+// line ends with one, and "---#" starts a document.
+func TestDocumentsAsKubectl(t *testing.T) {
+	for _, text := range []string{
+		"a: |+\r\r\nb: 1\r\n",
+		"a: |+\n  x",
+		"a: 1\n---#c\nb: 2\n",
+		"a: 1\n--- # c\nb: 2\n",
+		"a: \"x\ry\"\r\n",
+		"a: |+\n  x\r",
+		"a: |+\r\n  " + strings.Repeat("x", 5000) + "\r\n\r\r\n",
+	} {
+		want, err := kubectlReads(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, err := readDocuments(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []any
+		for _, d := range docs {
+			v, err := decode(d, true)
+			if err != nil {
+				t.Fatalf("%q: %v", text, err)
+			}
+			if v != nil {
+				got = append(got, v)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %s, kubectl reads %s", text, mustJSON(got), mustJSON(want))
+		}
+	}
+}

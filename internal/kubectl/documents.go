@@ -56,7 +56,10 @@ func readDocuments(r io.Reader) ([]*document, error) {
 	return docs, err
 }
 
-var docStart = regexp.MustCompile(`^---(\s.*)?$`)
+// docStart is a line that starts a document, as kubectl's reader
+// (apimachinery's YAMLReader) splits a stream: "---", then at most spaces
+// and a comment.
+var docStart = regexp.MustCompile(`^---\s*(#.*)?$`)
 
 func splitYAML(data []byte) ([]*document, error) {
 	var docs []*document
