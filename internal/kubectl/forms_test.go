@@ -63,3 +63,35 @@ func TestConvertForms(t *testing.T) {
 	}
 	t.Logf("%d conversions between the forms, %d of them byte for byte what inject writes from the source", converted, same)
 }
+
+// TestNativeThroughPlugin: the native form through the whole plugin
+// (inject's own ops, the decode check) on layouts around initContainers:
+// absent, null written three ways, [] in block YAML, CRLF, a keep-chomped
+// block scalar and no final newline at the end; checkInject holds (read
+// as kubectl reads it, stable, uninjected byte for byte).
+func TestNativeThroughPlugin(t *testing.T) {
+	pod := func(init, tail string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: Never\n" + init +
+			"  containers:\n  - name: app\n    image: a\n    command: [/app]\n  # the proxy\n  - name: proxy\n    image: p\n    command: [/proxy]" + tail
+	}
+	for name, input := range map[string]string{
+		"absent":                  pod("", "\n"),
+		"null, empty":             pod("  initContainers:\n", ""),
+		"null, ~":                 pod("  initContainers: ~\n", "\n"),
+		"null, null with comment": pod("  initContainers: null # none yet\n", "\n"),
+		"[] in block YAML":        pod("  initContainers: []\n", "\n"),
+		"an own init container":   pod("  initContainers:\n  - name: migrate\n    image: m\n    command: [/migrate]\n", "\n"),
+		"CRLF, keep chomping at the end": strings.ReplaceAll(pod("  initContainers: ~\n",
+			"\n    env:\n    - name: NOTE\n      value: |+\n        kept\n\n"), "\n", "\r\n"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if !checkInject(t, input, native137) {
+				t.Fatal("refused")
+			}
+			out, _, _ := runFor(t, input, native137)
+			if !strings.Contains(out, `"form":"native"`) || !strings.Contains(out, "# the proxy") {
+				t.Errorf("not native, or the proxy's comment lost:\n%s", out)
+			}
+		})
+	}
+}
