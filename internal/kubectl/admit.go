@@ -9,13 +9,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/kubeapi"
-	"github.com/job-signal/job-signal/internal/version"
 )
 
 // LimitRangeReader lists a namespace's LimitRanges through the API server.
@@ -47,7 +44,8 @@ func (a *admission) check(p *pod) error {
 	if len(p.ops) == 0 {
 		return nil
 	}
-	a.changed = true
+	// Native sidecars have no install container to fit.
+	a.changed = a.changed || p.form != inject.FormNative
 	raw, before := p.raw, &p.before
 	defer func() { p.raw, p.before = nil, corev1.Pod{} }()
 	if a.opts.LimitRanges != nil {
@@ -101,22 +99,10 @@ type Cluster struct {
 // no reader, and why, for the note; a kubeconfig that cannot be used is
 // an error.
 func (c Cluster) limitRanges() (read LimitRangeReader, namespace, unchecked string, err error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = c.Kubeconfig
-	cfg := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: c.Context, Context: clientcmdapi.Context{Namespace: c.Namespace}})
-	config, err := cfg.ClientConfig()
-	if clientcmd.IsEmptyConfig(err) {
-		return nil, c.Namespace, "no kubeconfig: no --kubeconfig, $KUBECONFIG or ~/.kube/config", nil
+	config, namespace, unchecked, err := c.config() // target.go
+	if err != nil || config == nil {
+		return nil, namespace, unchecked, err
 	}
-	if err != nil {
-		return nil, "", "", fmt.Errorf("kubeconfig: %s", inject.OneLine(err.Error(), inject.MaxReason))
-	}
-	if namespace, _, err = cfg.Namespace(); err != nil {
-		return nil, "", "", fmt.Errorf("kubeconfig: %s", inject.OneLine(err.Error(), inject.MaxReason))
-	}
-	config.UserAgent = "kubectl-job_signal/" + version.Release
-	config.Timeout = apiTimeout
 	client, err := kubeapi.CoreClient(kubeapi.Bounded(config, kubeapi.MaxAnswer))
 	if err != nil {
 		return nil, "", "", fmt.Errorf("kubeconfig: %w", err)

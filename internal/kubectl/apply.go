@@ -65,6 +65,7 @@ type editor struct {
 	// noFinalNewline: the text's last line, which has no newline, is
 	// removed; the line that becomes last loses its newline.
 	noFinalNewline bool
+	mv             moves // items moved between lists (move.go)
 }
 
 type edit struct {
@@ -140,6 +141,9 @@ func (ed *editor) apply(op inject.Op) error {
 	tokens := inject.Tokens(op.Path)
 	if len(tokens) == 0 {
 		return fmt.Errorf("%s: the whole document cannot change", op.Path)
+	}
+	if done, err := ed.moveBetween(op); done {
+		return err
 	}
 	parent, err := ed.resolve(tokens[:len(tokens)-1])
 	if err != nil {

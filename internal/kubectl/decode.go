@@ -19,9 +19,9 @@ import (
 )
 
 // parse reads a document as kubectl does and decides each of its Pod
-// templates (for uninject, the changes too). nil for a document without
-// templates.
-func parse(d *document, injecting bool) (*parsed, []string, error) {
+// templates for target (target nil: uninject, which decides the changes
+// too). nil for a document without templates.
+func parse(d *document, target *inject.Target) (*parsed, []string, error) {
 	v, err := decode(d, true)
 	if err != nil && !holdsTemplates(d) {
 		return nil, nil, nil // passed through, whatever it holds (a key twice, say)
@@ -29,11 +29,12 @@ func parse(d *document, injecting bool) (*parsed, []string, error) {
 	if err != nil || v == nil {
 		return nil, nil, err
 	}
-	return parseDecoded(d, v, injecting)
+	return parseDecoded(d, v, target)
 }
 
 // parseDecoded is parse of a document decoded already: v is its meaning.
-func parseDecoded(d *document, v any, injecting bool) (*parsed, []string, error) {
+// target nil: uninject.
+func parseDecoded(d *document, v any, target *inject.Target) (*parsed, []string, error) {
 	templates, notes, err := findTemplates(d, v, "", "", "")
 	if err != nil || len(templates) == 0 {
 		return nil, notes, err
@@ -43,8 +44,8 @@ func parseDecoded(d *document, v any, injecting bool) (*parsed, []string, error)
 	for _, t := range templates {
 		pd := &pod{template: t}
 		var err error
-		if injecting {
-			pd.plan, err = inject.PrepareDecoded(t.obj)
+		if target != nil {
+			pd.plan, err = inject.PrepareDecodedFor(t.obj, *target)
 			if err == nil && pd.plan.Nothing() != "" {
 				notes = append(notes, fmt.Sprintf("%s: left unchanged: %s", t.where, pd.plan.Nothing()))
 			}

@@ -86,6 +86,9 @@ func (ed *editor) diff(n *enode) error {
 // diffValue writes member or item i of parent: replaced, or changed
 // below.
 func (ed *editor) diffValue(v *enode, parent *snode, i int) error {
+	if done, err := ed.writeList(v, parent, i); done {
+		return err
+	}
 	if v.src != nil {
 		return ed.diff(v)
 	}
@@ -113,13 +116,13 @@ func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
 		if !ed.l.onlySpaceBefore(from) {
 			return refuse(ed.lineAt(from), "a key to remove that shares its line with the '-' or key before it", "put it on a line of its own")
 		}
-		to := ed.l.lineEnd(src.kids[i].end)
+		start, to := ed.cutSpan(src, i, ed.l.lineStart(from), ed.l.lineEnd(src.kids[i].end))
 		if to == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
 			// The last line has no newline: neither will the line
 			// that becomes last (the one before may go too).
 			ed.noFinalNewline = true
 		}
-		ed.add(ed.l.lineStart(from), to, "")
+		ed.add(start, to, "")
 	}
 	return nil
 }

@@ -79,6 +79,9 @@ func neighbours(kids []*entry, j int) (next, prev int) {
 
 // insertKid writes the new member or item j of n.
 func (ed *editor) insertKid(n *enode, j int) error {
+	if done, err := ed.insertMoved(n, j); done {
+		return err
+	}
 	e, src := n.kids[j], n.src
 	next, prev := neighbours(n.kids, j)
 	return ed.insert(src, next, prev, j, len(n.kids), func(indent int) string {

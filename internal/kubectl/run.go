@@ -31,6 +31,11 @@ type Options struct {
 	// LimitRanges nil: not checked, and Unchecked says why in a note (admit.go).
 	LimitRanges          LimitRangeReader
 	Namespace, Unchecked string // Namespace: of the objects that name none
+	// Target: the form to write and the cluster it is for (the zero
+	// value: the pair); TargetNote, when it is not known, why, said on
+	// stderr when a template changes.
+	Target     inject.Target
+	TargetNote string
 }
 
 // pod is a Pod template found in a document, read once.
@@ -44,6 +49,7 @@ type pod struct {
 	// it, while it is checked (admit.go).
 	raw    []byte
 	before corev1.Pod
+	form   inject.Form // the form inject chose
 }
 
 // parsed is a document as kubectl reads it, with the Pod templates in it.
@@ -71,7 +77,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	all := make([]*parsed, len(docs))
 	notes := make([][]string, len(docs))
 	errs := forEach(len(docs), func(i int) (err error) {
-		all[i], notes[i], err = parse(docs[i], opts != nil)
+		all[i], notes[i], err = parse(docs[i], opts.target())
 		return err
 	})
 	for _, n := range slices.Concat(notes...) {
@@ -155,12 +161,15 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		for _, w := range results[i].Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
-		p.ops = results[i].Ops
+		reportForm(stderr, p.where, opts.Target.Mode, results[i])
+		p.ops, p.form = results[i].Ops, results[i].Form
 		if err := a.check(p); err != nil {
 			errs[i] = fmt.Errorf("%s: %w", p.where, err)
 		}
 	}
-	return a.done(stderr, errors.Join(errs...))
+	err = errors.Join(errs...)
+	noteTarget(stderr, opts, pods, err)
+	return a.done(stderr, err)
 }
 
 // applyAll writes the changes of a document's templates into its bytes (its

@@ -102,7 +102,7 @@ func cannotEdit(d *document, why string) error {
 // undo is uninject of one edited document, in memory, and the ops it
 // applied; v is its meaning.
 func undo(d *document, v any) (string, []inject.Op, error) {
-	p, _, err := parseDecoded(d, v, false)
+	p, _, err := parseDecoded(d, v, nil)
 	if err != nil || p == nil {
 		return d.raw, nil, err
 	}
