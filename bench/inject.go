@@ -35,28 +35,28 @@ func (b *bench) inject() error {
 		if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
 			return err
 		}
-		var samples, refSamples []time.Duration
+		var samples, refSamples, cpus, refCPUs []time.Duration
 		var peak, refPeak int64
 		var outSize int
 		for range runs {
-			d, rss, n, err := timeInject(b.path("kubectl-job_signal"), path)
+			d, cpu, rss, n, err := timeInject(b.path("kubectl-job_signal"), path)
 			if err != nil {
 				return fmt.Errorf("kubectl-job_signal inject on %d documents: %w", docs, err)
 			}
-			samples, peak, outSize = append(samples, d), max(peak, rss), n
+			samples, cpus, peak, outSize = append(samples, d), append(cpus, cpu), max(peak, rss), n
 			if ref != "" {
-				d, rss, _, err := timeInject(ref, path)
+				d, cpu, rss, _, err := timeInject(ref, path)
 				if err != nil {
 					return fmt.Errorf("the reference's kubectl-job_signal inject on %d documents: %w", docs, err)
 				}
-				refSamples, refPeak = append(refSamples, d), max(refPeak, rss)
+				refSamples, refCPUs, refPeak = append(refSamples, d), append(refCPUs, cpu), max(refPeak, rss)
 			}
 		}
 		r := newRow(fmt.Sprintf("inject: `kubectl job-signal inject --offline`, %d Job document(s)", docs), samples)
-		r.note = fmt.Sprintf("%d KB of YAML in, %d KB out; wall time from fork to reaped; peak RSS %.1f MB", len(file)/1000, outSize/1000, float64(peak)/1024)
+		r.note = fmt.Sprintf("%d KB of YAML in, %d KB out; wall time from fork to reaped; CPU (user and system) p50 %s; peak RSS %.1f MB", len(file)/1000, outSize/1000, human(newRow("", cpus).p50), float64(peak)/1024)
 		if ref != "" {
 			rr := newRow("", refSamples)
-			r.reference = fmt.Sprintf("%s's build: p50 %s, p99 %s, peak RSS %.1f MB", injectReference, human(rr.p50), human(rr.p99), float64(refPeak)/1024)
+			r.reference = fmt.Sprintf("%s's build: p50 %s, p99 %s, CPU p50 %s, peak RSS %.1f MB", injectReference, human(rr.p50), human(rr.p99), human(newRow("", refCPUs).p50), float64(refPeak)/1024)
 		}
 		if docs == 1 {
 			single = r
@@ -70,22 +70,24 @@ func (b *bench) inject() error {
 	return nil
 }
 
-// timeInject runs the plugin once and returns its wall time, its peak RSS
+// timeInject runs the plugin once and returns its wall time, its CPU time
+// (user and system: what a loaded machine does not inflate), its peak RSS
 // in KB and the size of its output.
-func timeInject(plugin, path string) (time.Duration, int64, int, error) {
+func timeInject(plugin, path string) (time.Duration, time.Duration, int64, int, error) {
 	cmd := exec.Command(plugin, "inject", "--offline", "-f", path)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
 	begin := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	elapsed := time.Since(begin)
 	var rss int64
 	if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rss = u.Maxrss
 	}
-	return elapsed, rss, stdout.Len(), nil
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return elapsed, cpu, rss, stdout.Len(), nil
 }
 
 // buildReference builds the reference revision's plugin as users get it,

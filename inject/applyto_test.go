@@ -32,7 +32,7 @@ func checkAsApply(t *testing.T, data []byte, ops []Op) (applied bool) {
 		t.Fatalf("applyTo changed the document it was given")
 	}
 	want, applyErr := Apply(data, ops)
-	decoded, decodedErr := ApplyDecoded(data, before, ops)
+	decoded, decodedErr := ApplyDecoded(before, ops)
 	if (decodedErr != nil) != (applyErr != nil) || applyErr == nil && !reflect.DeepEqual(decoded, any(decodeDoc(t, want))) {
 		t.Fatalf("ops %v: ApplyDecoded gives %v (%v), Apply %s (%v)", ops, decoded, decodedErr, want, applyErr)
 	}

@@ -274,16 +274,20 @@ func Apply(doc []byte, ops []Op) ([]byte, error) {
 	return out, nil
 }
 
-// ApplyDecoded is Apply on a document already decoded: doc is its JSON
-// and v the same decoded with numbers as json.Number. It returns Apply's
-// result decoded the same way; on the decoded value when applyTo can be
-// sure to give that (a fraction of the time), else through Apply. v is
-// left as it is; the result shares the parts no op changes.
-func ApplyDecoded(doc []byte, v any, ops []Op) (any, error) {
+// ApplyDecoded is Apply on a document already decoded, v, with numbers as
+// json.Number. It returns Apply's result decoded the same way; on the
+// decoded value when applyTo can be sure to give that (a fraction of the
+// time), else through Apply on v written as JSON. v is left as it is; the
+// result shares the parts no op changes.
+func ApplyDecoded(v any, ops []Op) (any, error) {
 	if obj, ok := v.(map[string]any); ok {
 		if out, err := applyTo(obj, ops); err == nil {
 			return out, nil
 		}
+	}
+	doc, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
 	}
 	js, err := Apply(doc, ops)
 	if err != nil {

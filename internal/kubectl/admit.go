@@ -9,13 +9,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/kubeapi"
-	"github.com/job-signal/job-signal/internal/version"
 )
 
 // LimitRangeReader lists a namespace's LimitRanges through the API server.
@@ -41,28 +38,16 @@ func newAdmission(ctx context.Context, opts *Options) *admission {
 	return &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
 }
 
-// admit checks p's changes, and may change how the install container
-// is written; an error names the template.
-func (a *admission) admit(p *pod) error {
-	if err := a.check(p); err != nil {
-		return fmt.Errorf("%s: %w", p.where, err)
-	}
-	return nil
-}
-
+// check checks p's changes, and may change how the install container
+// is written.
 func (a *admission) check(p *pod) error {
 	if len(p.ops) == 0 {
 		return nil
 	}
-	a.changed = true
-	raw, err := json.Marshal(p.obj) // the template as kubectl read it
-	if err != nil {
-		return err
-	}
-	var before corev1.Pod
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, &before); err != nil { // as the API server reads it
-		return err
-	}
+	// Native sidecars have no install container to fit.
+	a.changed = a.changed || p.form != inject.FormNative
+	raw, before := p.raw, &p.before
+	defer func() { p.raw, p.before = nil, corev1.Pod{} }()
 	if a.opts.LimitRanges != nil {
 		namespace := cmp.Or(p.namespace, a.opts.Namespace, "default")
 		ranges, ok := a.ranges[namespace]
@@ -74,11 +59,22 @@ func (a *admission) check(p *pod) error {
 			}
 			a.ranges[namespace] = ranges
 		}
-		if p.ops, err = inject.FitLimitRanges(raw, &before, p.ops, ranges); err != nil {
+		var err error
+		if p.ops, err = inject.FitLimitRanges(raw, before, p.ops, ranges); err != nil {
 			return fmt.Errorf("namespace %s: %w", namespace, err)
 		}
 	}
 	return inject.CheckAnnotations(before.Annotations, p.ops)
+}
+
+// readTyped reads p's template as the API server reads it, for check:
+// for all changed templates at once, before they are checked in order.
+func (p *pod) readTyped() error {
+	var err error
+	if p.raw, err = json.Marshal(p.obj); err != nil { // the template as kubectl read it
+		return err
+	}
+	return kjson.UnmarshalCaseSensitivePreserveInts(p.raw, &p.before)
 }
 
 // done says, once, what could not be checked, unless err (of the whole
@@ -103,22 +99,10 @@ type Cluster struct {
 // no reader, and why, for the note; a kubeconfig that cannot be used is
 // an error.
 func (c Cluster) limitRanges() (read LimitRangeReader, namespace, unchecked string, err error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = c.Kubeconfig
-	cfg := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: c.Context, Context: clientcmdapi.Context{Namespace: c.Namespace}})
-	config, err := cfg.ClientConfig()
-	if clientcmd.IsEmptyConfig(err) {
-		return nil, c.Namespace, "no kubeconfig: no --kubeconfig, $KUBECONFIG or ~/.kube/config", nil
+	config, namespace, unchecked, err := c.config() // target.go
+	if err != nil || config == nil {
+		return nil, namespace, unchecked, err
 	}
-	if err != nil {
-		return nil, "", "", fmt.Errorf("kubeconfig: %s", inject.OneLine(err.Error(), inject.MaxReason))
-	}
-	if namespace, _, err = cfg.Namespace(); err != nil {
-		return nil, "", "", fmt.Errorf("kubeconfig: %s", inject.OneLine(err.Error(), inject.MaxReason))
-	}
-	config.UserAgent = "kubectl-job_signal/" + version.Release
-	config.Timeout = apiTimeout
 	client, err := kubeapi.CoreClient(kubeapi.Bounded(config, kubeapi.MaxAnswer))
 	if err != nil {
 		return nil, "", "", fmt.Errorf("kubeconfig: %w", err)

@@ -171,7 +171,7 @@ func TestLimitRangesOnline(t *testing.T) {
 	}
 	plugin := func(input string, args ...string) (string, string, int) {
 		var out, stderr bytes.Buffer
-		code := Main(context.Background(), append([]string{"inject", "--kubeconfig", api.kubeconfig, "-f", "-"}, args...), strings.NewReader(input), &out, &stderr)
+		code := Main(context.Background(), append([]string{"inject", "--mode", "pair", "--kubeconfig", api.kubeconfig, "-f", "-"}, args...), strings.NewReader(input), &out, &stderr)
 		return out.String(), stderr.String(), code
 	}
 
@@ -229,7 +229,7 @@ func TestLimitRangesUnchecked(t *testing.T) {
 		{[]string{"--offline"}, jobOf("", "{name: app, image: i, command: [/app]}"), "note: document 1 (line 1), Job j, spec.template: left unchanged: "},
 	} {
 		var out, stderr bytes.Buffer
-		code := Main(context.Background(), append([]string{"inject", "-f", "-"}, tc.args...), strings.NewReader(tc.input), &out, &stderr)
+		code := Main(context.Background(), append([]string{"inject", "--mode", "pair", "-f", "-"}, tc.args...), strings.NewReader(tc.input), &out, &stderr)
 		if code != 0 || !strings.HasPrefix(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%q: exit %d, stderr %q, want one line starting %q", tc.args, code, stderr.String(), tc.want)
 		}

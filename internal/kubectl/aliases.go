@@ -7,76 +7,39 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// checkAliases refuses a document whose aliases would expand to far more
-// nodes than it has (a "billion laughs" alias bomb), naming where the
-// expansion happens. It counts with memoisation, so the check itself is
-// linear in the document.
+// checkAliases names where a document's aliases expand to far more nodes
+// than it has (a "billion laughs" alias bomb), which kubectl's reader
+// refuses without saying where. It counts with memoisation, so the check
+// itself is linear in the document.
 func checkAliases(root *yaml.Node) error {
-	if !hasAlias(root) {
-		return nil // a tree: it stands for as many nodes as it has
-	}
 	memo := map[*yaml.Node]int{}
-	nodes := countNodes(root, map[*yaml.Node]bool{})
-	limit := 10*nodes + 10000
-	if expandedSize(root, memo, 0) <= limit {
+	size := expandedSize(root, memo, 0)
+	limit := 10*len(memo) + 10000 // memo holds every node of the document once
+	if size <= limit {
 		return nil
 	}
 	// Go down while one child alone is over the limit: the node where the
 	// children add up past it is where the aliases multiply.
 	n, path := root, ""
-	for {
-		next, key := (*yaml.Node)(nil), ""
+	for next := n; next != nil; {
+		n, next = next, nil
 		for i, c := range n.Content {
-			if expandedSize(c, memo, 0) > limit {
-				next = c
-				if n.Kind == yaml.MappingNode && i%2 == 1 {
-					key = strings.TrimPrefix(path+"."+n.Content[i-1].Value, ".")
-				} else if n.Kind == yaml.SequenceNode {
-					key = fmt.Sprintf("%s[%d]", path, i)
-				} else {
-					key = path
-				}
-				break
+			if expandedSize(c, memo, 0) <= limit {
+				continue
 			}
-		}
-		if next == nil {
+			switch {
+			case n.Kind == yaml.MappingNode && i%2 == 1:
+				path = strings.TrimPrefix(path+"."+n.Content[i-1].Value, ".")
+			case n.Kind == yaml.SequenceNode:
+				path = fmt.Sprintf("%s[%d]", path, i)
+			}
+			if next = c; c.Kind == yaml.AliasNode {
+				next = c.Alias
+			}
 			break
 		}
-		if next.Kind == yaml.AliasNode {
-			next = next.Alias
-		}
-		n, path = next, key
 	}
-	if path == "" {
-		path = "the top level"
-	}
-	return fmt.Errorf("%s (line %d): YAML aliases expand to more than %d nodes (an alias bomb?); write the values out", path, n.Line, limit)
-}
-
-// hasAlias says whether an alias is under n: without one, the document
-// is a tree, and the counting maps are not needed.
-func hasAlias(n *yaml.Node) bool {
-	if n.Kind == yaml.AliasNode {
-		return true
-	}
-	for _, c := range n.Content {
-		if hasAlias(c) {
-			return true
-		}
-	}
-	return false
-}
-
-func countNodes(n *yaml.Node, seen map[*yaml.Node]bool) int {
-	if n == nil || seen[n] {
-		return 0
-	}
-	seen[n] = true
-	total := 1
-	for _, c := range n.Content {
-		total += countNodes(c, seen)
-	}
-	return total
+	return fmt.Errorf("%s (line %d): YAML aliases expand to more than %d nodes (an alias bomb?); write the values out", orRoot(path), n.Line, limit)
 }
 
 // expandedSize is the number of nodes n stands for once aliases are
@@ -89,15 +52,12 @@ func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, depth int) int {
 	if s, ok := memo[n]; ok {
 		return s
 	}
-	var size int
+	size := 1
 	if n.Kind == yaml.AliasNode {
 		size = expandedSize(n.Alias, memo, depth+1)
-	} else {
-		size = 1
-		for _, c := range n.Content {
-			size += expandedSize(c, memo, depth+1)
-			size = min(size, 1<<40) // no overflow, however deep the bomb
-		}
+	}
+	for _, c := range n.Content {
+		size = min(size+expandedSize(c, memo, depth+1), 1<<40) // no overflow, however deep the bomb
 	}
 	memo[n] = size
 	return size

@@ -21,13 +21,13 @@ type enode struct {
 	text     string // kept source text to write instead of val
 	hasText  bool
 	expanded bool
-	entries  []*entry // a mapping's, in order
-	items    []*enode // a sequence's, in order
+	kids     []*entry // a mapping's members or a list's items, in order
 }
 
+// entry is a member (with its key) or an item of a collection.
 type entry struct {
 	key     string
-	src     int // index in src.keys; -1 when new
+	src     int // index in src.kids; -1 when new
 	renamed bool
 	keyText string // kept source text of a renamed key
 	val     *enode
@@ -38,12 +38,11 @@ func (e *enode) expand() {
 		return
 	}
 	e.expanded = true
-	for i, k := range e.src.keys {
-		e.entries = append(e.entries, &entry{key: k.str, src: i, val: &enode{src: e.src.kids[i]}})
-	}
-	if e.src.kind == seqKind {
-		for _, c := range e.src.kids {
-			e.items = append(e.items, &enode{src: c})
+	e.kids = make([]*entry, len(e.src.kids))
+	for i, c := range e.src.kids {
+		e.kids[i] = &entry{src: i, val: &enode{src: c}}
+		if e.src.kind == mapKind {
+			e.kids[i].key = e.src.keys[i].str
 		}
 	}
 }
@@ -55,8 +54,10 @@ type editor struct {
 	l     *lines
 	root  *enode
 	st    style
-	kept  map[string]string // source texts the record must keep, by place
-	edits []edit
+	// format marks the kept texts of this document's format.
+	format string
+	kept   map[string]string // source texts the record must keep, by place
+	edits  []edit
 	// moved are the words of a list an op replaced, which later ops may
 	// put elsewhere (a command's words going in front of args): they keep
 	// their source text there.
@@ -64,6 +65,7 @@ type editor struct {
 	// noFinalNewline: the text's last line, which has no newline, is
 	// removed; the line that becomes last loses its newline.
 	noFinalNewline bool
+	mv             moves // items moved between lists (move.go)
 }
 
 type edit struct {
@@ -78,7 +80,11 @@ func newEditor(d *document, root *snode) *editor {
 	// after the one before.
 	first := d.line - strings.Count(text[:len(text)-len(strings.TrimLeft(text, " \t\r\n"))], "\n")
 	l := newLines(text)
-	return &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}}
+	ed := &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}, format: "yaml:"}
+	if d.json {
+		ed.format = "json:"
+	}
+	return ed
 }
 
 // lineAt is the line of the whole input that holds off.
@@ -100,10 +106,10 @@ func (ed *editor) resolve(tokens []string) (*enode, error) {
 			n = e.val
 		case n.src.kind == seqKind:
 			i, err := strconv.Atoi(t)
-			if err != nil || i < 0 || i >= len(n.items) {
+			if err != nil || i < 0 || i >= len(n.kids) {
 				return nil, fmt.Errorf("no item %q", t)
 			}
-			n = n.items[i]
+			n = n.kids[i].val
 		default:
 			return nil, fmt.Errorf("%q: not a mapping or a list", t)
 		}
@@ -114,15 +120,15 @@ func (ed *editor) resolve(tokens []string) (*enode, error) {
 
 // keys are the member keys of a mapping, in order.
 func (n *enode) keys() []string {
-	keys := make([]string, len(n.entries))
-	for i, e := range n.entries {
+	keys := make([]string, len(n.kids))
+	for i, e := range n.kids {
 		keys[i] = e.key
 	}
 	return keys
 }
 
 func (n *enode) find(key string) *entry {
-	for _, e := range n.entries {
+	for _, e := range n.kids {
 		if e.key == key {
 			return e
 		}
@@ -135,6 +141,9 @@ func (ed *editor) apply(op inject.Op) error {
 	tokens := inject.Tokens(op.Path)
 	if len(tokens) == 0 {
 		return fmt.Errorf("%s: the whole document cannot change", op.Path)
+	}
+	if done, err := ed.moveBetween(op); done {
+		return err
 	}
 	parent, err := ed.resolve(tokens[:len(tokens)-1])
 	if err != nil {
@@ -174,19 +183,19 @@ func (ed *editor) fresh(op inject.Op) *enode {
 // applyMember applies an add, replace or remove op to member key of the
 // mapping parent.
 func (ed *editor) applyMember(parent *enode, op inject.Op, key string) error {
-	i := slices.IndexFunc(parent.entries, func(e *entry) bool { return e.key == key })
+	i := slices.IndexFunc(parent.kids, func(e *entry) bool { return e.key == key })
 	switch {
 	case op.Op == "remove" && i >= 0:
-		parent.entries = slices.Delete(parent.entries, i, i+1)
+		parent.kids = slices.Delete(parent.kids, i, i+1)
 	case op.Op == "remove" || op.Op == "replace" && i < 0:
 		return errors.New("no such member")
 	case i >= 0:
-		e := parent.entries[i]
+		e := parent.kids[i]
 		ed.keep(op.Keep, parent, e)
 		ed.remember(e.val)
 		e.val = ed.fresh(op)
 	default:
-		parent.entries = slices.Insert(parent.entries, inject.FieldIndex(parent.keys(), key), &entry{key: key, src: -1, val: ed.fresh(op)})
+		parent.kids = slices.Insert(parent.kids, inject.FieldIndex(parent.keys(), key), &entry{key: key, src: -1, val: ed.fresh(op)})
 	}
 	return nil
 }
@@ -194,25 +203,25 @@ func (ed *editor) applyMember(parent *enode, op inject.Op, key string) error {
 // applyItem applies an add, replace or remove op to item index (or "-",
 // the end) of the list parent.
 func (ed *editor) applyItem(parent *enode, op inject.Op, index string) error {
-	if index == "-" && op.Op == "add" {
-		parent.items = append(parent.items, ed.fresh(op))
-		return nil
-	}
 	i, err := strconv.Atoi(index)
-	size := len(parent.items)
+	if index == "-" && op.Op == "add" {
+		i, err = len(parent.kids), nil
+	}
+	size := len(parent.kids)
 	if op.Op == "add" {
 		size++
 	}
 	if err != nil || i < 0 || i >= size {
 		return errors.New("no such index")
 	}
+	item := &entry{src: -1, val: ed.fresh(op)}
 	switch op.Op {
 	case "add":
-		parent.items = slices.Insert(parent.items, i, ed.fresh(op))
+		parent.kids = slices.Insert(parent.kids, i, item)
 	case "replace":
-		parent.items[i] = ed.fresh(op)
+		parent.kids[i] = item
 	default:
-		parent.items = slices.Delete(parent.items, i, i+1)
+		parent.kids = slices.Delete(parent.kids, i, i+1)
 	}
 	return nil
 }

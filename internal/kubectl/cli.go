@@ -63,9 +63,20 @@ type InjectCmd struct {
 	Offline         bool          `help:"Never contact a registry or the API server: refuse containers without a command, naming them; LimitRanges are not checked (a note says so)."`
 	RegistryTimeout time.Duration `default:"30s" placeholder:"DURATION" help:"Give up looking up images after this long (default ${default})."`
 	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default}); set it to use a mirror."`
-	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading the namespaces' LimitRanges, to fit the install container into them (default: $$KUBECONFIG, else ~/.kube/config; none: not checked, with a note). Not read with --offline."`
+	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading the namespaces' LimitRanges, to fit the install container into them, and (without --kube-version) whether the cluster has native sidecars (default: $$KUBECONFIG, else ~/.kube/config; none: not checked, with a note). Not read with --offline."`
 	Context         string        `placeholder:"NAME" help:"The kubeconfig's context to use (default: its current one)."`
 	Namespace       string        `short:"n" placeholder:"NAME" help:"Namespace of the objects that name none (default: the context's)."`
+	Mode            string        `default:"auto" enum:"pair,native,auto" placeholder:"MODE" help:"pair: job-signal's pair, on any cluster; native: Kubernetes' native sidecars (init containers with restartPolicy Always), refusing a Pod whose needs they cannot meet; auto: native where the cluster has them and they serve the Pod, else the pair (default ${default})."`
+	KubeVersion     string        `name:"kube-version" placeholder:"vX.Y[.Z]" help:"The version of the cluster the manifests are for: 1.29 or later has native sidecars (a cluster with the SidecarContainers feature gate off has not: use --mode pair). Default: ask the kubeconfig's cluster; offline or unreachable, auto writes the pair."`
+}
+
+// Validate checks --kube-version before anything is read.
+func (c *InjectCmd) Validate() error {
+	if c.KubeVersion == "" {
+		return nil
+	}
+	_, err := parseKubeVersion(c.KubeVersion)
+	return err
 }
 
 // UninjectCmd is `kubectl job-signal uninject`.
@@ -112,6 +123,9 @@ func (c *InjectCmd) run(ctx context.Context, stdin io.Reader, stdout, stderr io.
 		Timeout:   c.RegistryTimeout,
 		Namespace: c.Namespace,
 		Unchecked: "--offline",
+	}
+	if opts.Target, opts.TargetNote, err = c.target(ctx); err != nil {
+		return err
 	}
 	if !c.Offline {
 		opts.LimitRanges, opts.Namespace, opts.Unchecked, err = Cluster{c.Kubeconfig, c.Context, c.Namespace}.limitRanges()

@@ -9,41 +9,43 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
-	sigsyaml "sigs.k8s.io/yaml"
+	yamlv2 "go.yaml.in/yaml/v2"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
 )
 
 // parse reads a document as kubectl does and decides each of its Pod
-// templates (for uninject, the changes too). nil for a document without
-// templates.
-func parse(d *document, injecting bool) (*parsed, []string, error) {
-	js, v, err := decodeDocument(d)
-	if dup := (*duplicateKey)(nil); errors.As(err, &dup) && !holdsTemplates(d) {
-		return nil, nil, nil // passed through, whatever it holds
+// templates for target (target nil: uninject, which decides the changes
+// too). nil for a document without templates.
+func parse(d *document, target *inject.Target) (*parsed, []string, error) {
+	v, err := decode(d, true)
+	if err != nil && !holdsTemplates(d) {
+		return nil, nil, nil // passed through, whatever it holds (a key twice, say)
 	}
 	if err != nil || v == nil {
 		return nil, nil, err
 	}
-	return parseDecoded(d, js, v, injecting)
+	return parseDecoded(d, v, target)
 }
 
-// parseDecoded is parse of a document decoded already: js and v are its
-// meaning.
-func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []string, error) {
+// parseDecoded is parse of a document decoded already: v is its meaning.
+// target nil: uninject.
+func parseDecoded(d *document, v any, target *inject.Target) (*parsed, []string, error) {
 	templates, notes, err := findTemplates(d, v, "", "", "")
 	if err != nil || len(templates) == 0 {
 		return nil, notes, err
 	}
-	p := &parsed{doc: d, json: js, value: v}
+	p := &parsed{doc: d, value: v}
 	var errs []error
 	for _, t := range templates {
 		pd := &pod{template: t}
 		var err error
-		if injecting {
-			pd.plan, err = inject.PrepareDecoded(t.obj)
+		if target != nil {
+			pd.plan, err = inject.PrepareDecodedFor(t.obj, *target)
 			if err == nil && pd.plan.Nothing() != "" {
 				notes = append(notes, fmt.Sprintf("%s: left unchanged: %s", t.where, pd.plan.Nothing()))
 			}
@@ -62,42 +64,104 @@ func parseDecoded(d *document, js []byte, v any, injecting bool) (*parsed, []str
 	return p, notes, errors.Join(errs...)
 }
 
-// decodeDocument reads a document the way kubectl reads it: a JSON value
-// with encoding/json, YAML with sigs.k8s.io/yaml (the reader under
-// apimachinery's YAML-or-JSON decoder) converted to JSON. It is strict: a
-// key twice in one mapping is refused, naming it and its line, since
-// kubectl keeps the last and other readers the first. js is the
-// document's meaning as JSON, v the same as generic values (numbers as
-// json.Number); both nil for a document with nothing but comments.
-func decodeDocument(d *document) (js []byte, v any, err error) {
-	return decode(d, true)
+// decode reads a document the way kubectl reads it: a JSON value with
+// encoding/json, YAML as sigs.k8s.io/yaml (the reader under apimachinery's
+// YAML-or-JSON decoder) reads it. Strict, a key twice in one mapping is
+// refused, naming it and its line, since kubectl keeps the last and other
+// readers the first. v is the document's meaning as generic values
+// (numbers as json.Number); nil for a document with nothing but comments.
+func decode(d *document, strict bool) (v any, err error) {
+	switch {
+	case d.json && strict:
+		_, v, err = readJSON(d.raw)
+		return v, jsonError(d, err)
+	case d.json:
+		v, err = decodeValue([]byte(d.raw))
+	default:
+		if v, err = yamlValue(kubectlText(d.raw), strict); err != nil {
+			return nil, yamlError(d, err)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: malformed JSON: %w", d, err)
+	}
+	return v, nil
 }
 
-// decode is decodeDocument, strict or not.
-func decode(d *document, strict bool) (js []byte, v any, err error) {
-	if d.json {
-		if err := jsonDuplicates(d); err != nil && strict {
-			return nil, nil, fmt.Errorf("%s: %w", d, err)
+// kubectlText is a YAML document's text as kubectl hands it to the YAML
+// parser: apimachinery's YAMLReader reads it a line at a time with
+// bufio's ReadLine, and ends each line with "\n": one that ended with
+// "\r\n" too, and the last one. (TestDocumentsAsKubectl holds this to
+// that reader.)
+func kubectlText(raw string) []byte {
+	text := strings.ReplaceAll(raw, "\r\n", "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return []byte(text)
+}
+
+// yamlValue reads YAML as sigs.k8s.io/yaml does for kubectl, yaml.v2 then
+// its conversion to what JSON can hold (keys as strings), but gives the
+// values straight away instead of writing them as JSON and reading that.
+func yamlValue(raw []byte, strict bool) (any, error) {
+	var v any
+	unmarshal := yamlv2.Unmarshal
+	if strict {
+		unmarshal = yamlv2.UnmarshalStrict
+	}
+	if err := unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return jsonable(v)
+}
+
+// jsonable is a value of yaml.v2 as sigs.k8s.io/yaml writes it as JSON,
+// read back with numbers as json.Number.
+func jsonable(v any) (any, error) {
+	switch v := v.(type) {
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			var key string
+			switch k := k.(type) {
+			case string:
+				key = k
+			case int, int64, bool:
+				key = fmt.Sprint(k)
+			case float64:
+				key = strings.NewReplacer("+Inf", ".inf", "-Inf", "-.inf", "NaN", ".nan").Replace(strconv.FormatFloat(k, 'g', -1, 32))
+			default:
+				return nil, fmt.Errorf("unsupported map key of type: %T, key: %+#v", k, k)
+			}
+			var err error
+			if m[key], err = jsonable(x); err != nil {
+				return nil, err
+			}
 		}
-		js = []byte(strings.TrimSpace(d.raw))
-	} else {
-		toJSON := sigsyaml.YAMLToJSON
-		if strict {
-			toJSON = sigsyaml.YAMLToJSONStrict
+		return m, nil
+	case []any:
+		for i, x := range v { // in place: the list is the caller's to give
+			var err error
+			if v[i], err = jsonable(x); err != nil {
+				return nil, err
+			}
 		}
-		js, err = toJSON([]byte(d.raw))
-		if err != nil {
-			return nil, nil, yamlError(d, err)
+		return v, nil
+	case nil, bool:
+		return v, nil
+	case int:
+		return json.Number(strconv.Itoa(v)), nil
+	case string:
+		if utf8.ValidString(v) {
+			return v, nil
 		}
 	}
-	v, err = decodeValue(js)
+	b, err := json.Marshal(v) // other numbers, and what JSON escapes
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: malformed JSON: %w", d, err)
+		return nil, err
 	}
-	if v == nil {
-		return nil, nil, nil
-	}
-	return js, v, nil
+	return decodeValue(b)
 }
 
 // decodeValue reads one JSON value, numbers as json.Number (as exact as
@@ -123,93 +187,43 @@ var (
 // yamlError turns the YAML reader's error about d into one line that
 // names the line in the whole input and what to do.
 func yamlError(d *document, err error) error {
-	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+	msg := err.Error()
 	if m := duplicateYAML.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
-		return fmt.Errorf("%s: %w", d, &duplicateKey{key: m[2], line: d.line + n - 1, in: "mapping"})
+		return fmt.Errorf("%s: %w", d, twice(m[2], "mapping", d.line+n-1))
 	}
 	if loc := templateMark.FindStringIndex(d.raw); loc != nil {
 		line := d.line + strings.Count(d.raw[:loc[0]], "\n")
 		return fmt.Errorf("%s: this is a Helm template ({{ ... }} at line %d), not a manifest: render it first, e.g. `helm template RELEASE CHART | kubectl job-signal inject -f -`", d, line)
 	}
-	if strings.Contains(msg, "excessive aliasing") {
-		if _, err := parseDocument(d); err != nil {
-			return err // the alias check names where they expand
+	var root yaml.Node
+	if strings.Contains(msg, "excessive aliasing") && yaml.Unmarshal([]byte(d.raw), &root) == nil {
+		if err := checkAliases(&root); err != nil {
+			return fmt.Errorf("%s: %s", d, absoluteLines(d, err))
 		}
 	}
 	msg = strings.ReplaceAll(strings.TrimPrefix(msg, "yaml: unmarshal errors:\n  "), "\n", ";")
 	return fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, errors.New(msg)))
 }
 
-// jsonDuplicates refuses a JSON document with a key twice in one object,
-// naming the key and its line. Malformed JSON is left to the decoder.
-func jsonDuplicates(d *document) error {
-	dec := json.NewDecoder(strings.NewReader(d.raw))
-	err := jsonKeys(dec, 0)
-	var dup *duplicateKey
-	if !errors.As(err, &dup) {
-		return nil
-	}
-	lead := len(d.raw) - len(strings.TrimLeft(d.raw, " \t\r\n"))
-	dup.line = d.line + strings.Count(d.raw[lead:dup.offset], "\n")
-	return dup
-}
-
-// duplicateKey is a key twice in one mapping or object.
-type duplicateKey struct {
-	key    string // as the reader quotes it
-	offset int64  // in a JSON document
-	line   int    // in the input
-	in     string // "mapping" or "object"
-}
-
-func (e *duplicateKey) Error() string {
-	return fmt.Sprintf("key %s is twice in one %s (line %d): kubectl keeps the last, other readers the first; keep one", e.key, e.in, e.line)
-}
-
-// jsonKeys reads one value from dec, failing on the first key that is
-// twice in an object.
-func jsonKeys(dec *json.Decoder, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("nested more than %d levels", maxDepth)
-	}
-	tok, err := dec.Token()
+// jsonError names the line of an error about d in the whole input.
+func jsonError(d *document, err error) error {
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %s", d, absoluteLines(d, err))
 	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key, _ := k.(string)
-			if seen[key] {
-				return &duplicateKey{key: strconv.Quote(key), offset: dec.InputOffset(), in: "object"}
-			}
-			seen[key] = true
-			if err := jsonKeys(dec, depth+1); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-	case json.Delim('['):
-		for dec.More() {
-			if err := jsonKeys(dec, depth+1); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-	}
-	return err
+	return nil
+}
+
+// twice is the refusal of a key twice in one mapping or object (key as
+// the reader quotes it).
+func twice(key, in string, line int) error {
+	return fmt.Errorf("key %s is twice in one %s (line %d): kubectl keeps the last, other readers the first; keep one", key, in, line)
 }
 
 // holdsTemplates says whether a document, read leniently, holds a Pod
 // template: one that does not is passed through, even with a key twice.
 func holdsTemplates(d *document) bool {
-	_, v, err := decode(d, false)
+	v, err := decode(d, false)
 	if err != nil {
 		return true
 	}

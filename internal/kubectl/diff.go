@@ -4,7 +4,6 @@
 package kubectl
 
 import (
-	"slices"
 	"sort"
 	"strings"
 )
@@ -45,31 +44,26 @@ func (ed *editor) add(start, end int, text string) {
 	ed.edits = append(ed.edits, edit{start, end, text, len(ed.edits)})
 }
 
-// diff writes the differences under a source node.
+// diff writes the differences under a source node: what is removed from
+// it, what is added to it, and what changes in the members or items it
+// keeps.
 func (ed *editor) diff(n *enode) error {
 	if !n.expanded {
 		return nil
 	}
-	if n.src.kind == mapKind {
-		return ed.diffMap(n)
-	}
-	return ed.diffSeq(n)
-}
-
-func (ed *editor) diffMap(n *enode) error {
 	src := n.src
 	kept := map[int]bool{}
-	for _, e := range n.entries {
+	for _, e := range n.kids {
 		if e.src >= 0 {
 			kept[e.src] = true
 		}
 	}
-	if err := ed.deletions(src, kept, len(n.entries) == 0); err != nil {
+	if err := ed.deletions(src, kept, len(n.kids) == 0); err != nil {
 		return err
 	}
-	for j, e := range n.entries {
+	for j, e := range n.kids {
 		if e.src < 0 {
-			if err := ed.insertEntry(n, j); err != nil {
+			if err := ed.insertKid(n, j); err != nil {
 				return err
 			}
 			continue
@@ -82,69 +76,27 @@ func (ed *editor) diffMap(n *enode) error {
 			}
 			ed.add(k.start, k.end, text)
 		}
-		if err := ed.diffValue(e.val, src.kids[e.src], src, e.src); err != nil {
+		if err := ed.diffValue(e.val, src, e.src); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (ed *editor) diffSeq(n *enode) error {
-	src := n.src
-	kept := map[int]bool{}
-	for _, it := range n.items {
-		if i := slices.Index(src.kids, it.src); it.src != nil && i >= 0 {
-			kept[i] = true
-		}
-	}
-	if err := ed.deletions(src, kept, len(n.items) == 0); err != nil {
+// diffValue writes member or item i of parent: replaced, or changed
+// below.
+func (ed *editor) diffValue(v *enode, parent *snode, i int) error {
+	if done, err := ed.writeList(v, parent, i); done {
 		return err
 	}
-	for j, it := range n.items {
-		if it.src == nil {
-			if err := ed.insertItem(n, j); err != nil {
-				return err
-			}
-			continue
-		}
-		i := slices.Index(src.kids, it.src)
-		if err := ed.diffValue(it, src.kids[i], src, -1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// diffValue writes a member's or item's value: replaced, or changed below.
-// keyIndex is the member's index in parent, or -1 for an item.
-func (ed *editor) diffValue(v *enode, old, parent *snode, keyIndex int) error {
 	if v.src != nil {
 		return ed.diff(v)
 	}
-	if v.hasText { // kept source text: from just after "key:" in block style
-		start := old.start
-		if !ed.st.json && !parent.flow && keyIndex >= 0 {
-			start = parent.colon[keyIndex]
-		}
-		ed.add(start, old.end, v.text)
-		return nil
+	start, text := ed.replacement(v.val, parent, i)
+	if v.hasText {
+		text = v.text // kept source text, from the same place
 	}
-	text := ed.render(v.val, parent, keyIndex, old)
-	start := old.start
-	switch {
-	case ed.st.json || parent.flow:
-	case keyIndex >= 0:
-		start = parent.colon[keyIndex] // "key:" then the new value
-		if !strings.HasPrefix(text, ed.st.nl) {
-			text = " " + text
-		}
-	case old.start == old.end || strings.HasPrefix(text, ed.st.nl):
-		start = old.start
-		if !strings.HasPrefix(text, ed.st.nl) {
-			text = " " + text
-		}
-	}
-	ed.add(start, old.end, text)
+	ed.add(start, parent.kids[i].end, text)
 	return nil
 }
 
@@ -164,13 +116,13 @@ func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
 		if !ed.l.onlySpaceBefore(from) {
 			return refuse(ed.lineAt(from), "a key to remove that shares its line with the '-' or key before it", "put it on a line of its own")
 		}
-		to := ed.l.lineEnd(src.kids[i].end)
+		start, to := ed.cutSpan(src, i, ed.l.lineStart(from), ed.l.lineEnd(src.kids[i].end))
 		if to == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
 			// The last line has no newline: neither will the line
 			// that becomes last (the one before may go too).
 			ed.noFinalNewline = true
 		}
-		ed.add(ed.l.lineStart(from), to, "")
+		ed.add(start, to, "")
 	}
 	return nil
 }

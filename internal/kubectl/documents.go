@@ -1,10 +1,8 @@
 package kubectl
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -45,82 +43,55 @@ func readDocuments(r io.Reader) ([]*document, error) {
 		return nil, fmt.Errorf("input is larger than %d MiB; split it", MaxInput>>20)
 	}
 	data, bom := bytes.CutPrefix(data, []byte(byteOrderMark))
-	docs, err := splitDocuments(data)
+	var docs []*document
+	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
+		docs, err = splitJSON(data)
+	}
+	if docs == nil && (err == nil || flowYAML(data, err)) {
+		docs, err = splitYAML(data)
+	}
 	if err == nil && bom && len(docs) > 0 {
 		docs[0].sep = byteOrderMark + docs[0].sep
 	}
 	return docs, err
 }
 
-func splitDocuments(data []byte) ([]*document, error) {
-	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		docs, err := splitJSON(data)
-		if err == nil || !flowYAML(data, err) {
-			return docs, err
-		}
-	}
-	return splitYAML(data)
-}
-
-var docStart = regexp.MustCompile(`^---(\s.*)?$`)
+// docStart is a line that starts a document, as kubectl's reader
+// (apimachinery's YAMLReader) splits a stream: "---", then at most spaces
+// and a comment.
+var docStart = regexp.MustCompile(`^---\s*(#.*)?$`)
 
 func splitYAML(data []byte) ([]*document, error) {
 	var docs []*document
-	cur := &document{index: 1, line: 1}
-	var text strings.Builder
-	flush := func() error {
-		cur.raw = text.String()
-		if len(cur.raw) > MaxDocument {
-			return fmt.Errorf("%s is %d bytes, more than the %d MiB a document may have", cur, len(cur.raw), MaxDocument>>20)
+	cur, start := &document{index: 1, line: 1}, 0 // start: of cur's text
+	flush := func(end int) error {
+		if end-start > MaxDocument {
+			return fmt.Errorf("%s is %d bytes, more than the %d MiB a document may have", cur, end-start, MaxDocument>>20)
 		}
+		cur.raw = string(data[start:end])
 		docs = append(docs, cur)
-		text.Reset()
 		return nil
 	}
-	scanner := bufio.NewScanner(bytes.NewReader(data))
-	scanner.Buffer(make([]byte, 64<<10), MaxDocument+1)
-	scanner.Split(scanLinesKeepEnds)
-	lineNo := 0
-	for scanner.Scan() {
-		lineNo++
-		line := scanner.Text()
-		if docStart.MatchString(strings.TrimRight(line, "\r\n")) {
-			if text.Len() > 0 || cur.sep != "" || len(docs) > 0 {
-				if err := flush(); err != nil {
+	for pos, lineNo := 0, 1; pos < len(data); lineNo++ {
+		end := pos + bytes.IndexByte(data[pos:], '\n') + 1 // after its "\n"
+		if end == pos {
+			end = len(data)
+		}
+		if docStart.Match(bytes.TrimRight(data[pos:end], "\r\n")) {
+			if pos > start || cur.sep != "" || len(docs) > 0 {
+				if err := flush(pos); err != nil {
 					return nil, err
 				}
 				cur = &document{index: len(docs) + 1}
 			}
-			cur.sep, cur.line = line, lineNo+1
-			continue
+			cur.sep, cur.line, start = string(data[pos:end]), lineNo+1, end
 		}
-		if text.Len()+len(line) > MaxDocument {
-			return nil, fmt.Errorf("%s is more than the %d MiB a document may have", cur, MaxDocument>>20)
-		}
-		text.WriteString(line)
+		pos = end
 	}
-	if err := scanner.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s: line %d is longer than %d MiB", cur, lineNo+1, MaxDocument>>20)
-		}
-		return nil, err
-	}
-	if err := flush(); err != nil {
+	if err := flush(len(data)); err != nil {
 		return nil, err
 	}
 	return docs, nil
-}
-
-// scanLinesKeepEnds is bufio.ScanLines keeping "\n", so documents are
-// written back byte for byte.
-func scanLinesKeepEnds(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		return i + 1, data[:i+1], nil
-	}
-	if atEOF && len(data) > 0 {
-		return len(data), data, nil
-	}
-	return 0, nil, nil
 }
 
 // splitJSON splits a stream of JSON values; each document keeps the
@@ -154,25 +125,15 @@ func splitJSON(data []byte) ([]*document, error) {
 	}
 }
 
-// writeDocuments joins the documents back; changed holds the new text of
-// the documents that changed.
-func writeDocuments(w *bytes.Buffer, docs []*document, changed map[*document]string) {
+// writeDocuments joins the documents back.
+func writeDocuments(w *bytes.Buffer, docs []*document) {
 	for i, d := range docs {
-		text, ok := changed[d]
-		if !ok {
-			text = d.raw
-		}
-		if d.json {
-			w.WriteString(d.sep)
-			w.WriteString(text)
-			continue
-		}
-		if i > 0 && d.sep == "" {
+		if !d.json && i > 0 && d.sep == "" {
 			w.WriteString("---\n")
 		}
 		w.WriteString(d.sep)
-		w.WriteString(text)
-		if text != "" && i+1 < len(docs) && !strings.HasSuffix(text, "\n") {
+		w.WriteString(d.raw)
+		if !d.json && d.raw != "" && i+1 < len(docs) && !strings.HasSuffix(d.raw, "\n") {
 			w.WriteString("\n")
 		}
 	}
@@ -189,15 +150,17 @@ func absoluteLines(d *document, err error) string {
 	})
 }
 
-// forEach calls f(0) ... f(n-1), as many at once as there are CPUs:
-// documents are read, edited and checked each on its own.
-func forEach(n int, f func(i int)) {
+// forEach calls f(0) ... f(n-1), as many at once as there are CPUs, and
+// returns their errors in order: documents are read, edited and checked
+// each on its own.
+func forEach(n int, f func(i int) error) []error {
+	errs := make([]error, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(n, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for i := range next {
-				f(i)
+				errs[i] = f(i)
 			}
 		})
 	}
@@ -206,4 +169,5 @@ func forEach(n int, f func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+	return errs
 }

@@ -29,17 +29,10 @@ func (ed *editor) peekKeep(op inject.Op) {
 	}
 }
 
-// textFor is a kept source text when it is of this document's format.
+// textFor is a kept source text when it is of this document's format,
+// which marks it (see keep).
 func (ed *editor) textFor(kept string) (string, bool) {
-	return strings.CutPrefix(kept, ed.formatPrefix())
-}
-
-// formatPrefix marks a kept text with the document's format.
-func (ed *editor) formatPrefix() string {
-	if ed.st.json {
-		return "json:"
-	}
-	return "yaml:"
+	return strings.CutPrefix(kept, ed.format)
 }
 
 // keep notes the source text of a value about to be replaced when
@@ -49,35 +42,21 @@ func (ed *editor) keep(place string, parent *enode, e *entry) {
 		return
 	}
 	old := e.val.src
-	block := !ed.st.json && !parent.src.flow
-	from := old.start
-	if block {
-		from = parent.src.colon[e.src]
-	}
-	src := ed.text[from:old.end]
-	var meaning any
-	if old.kind != scalarKind || old.y == nil || old.y.ShortTag() != "!!null" {
-		js, err := jsonOf(ed.text, old)
-		if err != nil {
-			return
-		}
-		meaning = decodeJSON(js)
-	}
-	rendered := ed.render(meaning, parent.src, e.src, old)
-	if block && !strings.HasPrefix(rendered, ed.st.nl) {
-		rendered = " " + rendered
-	}
-	if rendered == src {
+	v, err := meaning(ed.text, old)
+	if err != nil {
 		return
 	}
-	ed.kept[place] = ed.formatPrefix() + src
+	from, rendered := ed.replacement(v, parent.src, e.src)
+	if src := ed.text[from:old.end]; rendered != src {
+		ed.kept[place] = ed.format + src
+	}
 }
 
 // keepKey notes the source text of a key about to be renamed when
 // renaming it back would not spell it the same (escapes).
 func (ed *editor) keepKey(place string, k *snode) {
 	if text := ed.text[k.start:k.end]; place != "" && ed.keyLike(k, k.str) != text {
-		ed.kept[place] = ed.formatPrefix() + text
+		ed.kept[place] = ed.format + text
 	}
 }
 

@@ -33,16 +33,10 @@ var podKinds = map[string][]string{
 // ours says whether apiVersion is Kubernetes' own group for kind: a Job of
 // another API group (batch.volcano.sh) is someone else's object.
 func ours(kind, apiVersion string) bool {
-	group, _, _ := strings.Cut(apiVersion, "/")
-	if !strings.Contains(apiVersion, "/") {
-		group = ""
+	if kind == "Pod" {
+		return apiVersion == "v1" || apiVersion == ""
 	}
-	switch kind {
-	case "Pod":
-		return group == "" && (apiVersion == "v1" || apiVersion == "")
-	default:
-		return group == "batch" || apiVersion == ""
-	}
+	return apiVersion == "" || strings.HasPrefix(apiVersion, "batch/")
 }
 
 // findTemplates returns the Pod templates of the object root (a Job,

@@ -38,16 +38,6 @@ type snode struct {
 	str         string     // a scalar key's text, a string scalar's value
 	style       yaml.Style // a YAML scalar's quoting
 	y           *yaml.Node // the YAML node (nil for JSON)
-	line        int
-}
-
-func (n *snode) get(key string) (*snode, int) {
-	for i, k := range n.keys {
-		if k.str == key {
-			return n.kids[i], i
-		}
-	}
-	return nil, -1
 }
 
 // errCannotEdit is a layout the editor does not edit in place.
@@ -74,18 +64,16 @@ func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) 
 	case n.Anchor != "":
 		return nil, refuse(n.Line, "a YAML anchor (&)", "write the value out where it is used, without anchors")
 	}
-	s := &snode{y: n, line: n.Line, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
+	s := &snode{y: n, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
 	var err error
 	switch n.Kind {
 	case yaml.MappingNode:
 		err = l.yamlMapping(s, n, parentIndent, depth)
 	case yaml.SequenceNode:
 		err = l.yamlSequence(s, n, parentIndent, depth)
-	case yaml.ScalarNode:
+	default: // a scalar: yaml.v3 makes no other kind of node inside a document
 		s.str = n.Value
 		s.end, err = l.scalarEnd(n, s.start, parentIndent)
-	default:
-		err = refuse(n.Line, "a YAML node of an unknown kind", "write it as a mapping, a list or a scalar")
 	}
 	if err != nil {
 		return nil, err
@@ -93,8 +81,8 @@ func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) 
 	switch {
 	case s.kind == scalarKind:
 	case s.flow:
-		if s.end, err = flowEnd(l.text, s.start); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n.Line, err)
+		if s.end = l.flowEnd(s); s.end < 0 {
+			return nil, refuse(n.Line, "a flow collection ({ } or [ ]) without brackets of its own", "write it in block style")
 		}
 	case len(s.kids) > 0:
 		s.end = s.kids[len(s.kids)-1].end
@@ -119,7 +107,7 @@ func (l *lines) yamlMapping(s *snode, n *yaml.Node, parentIndent, depth int) err
 		}
 		colon := l.colonAfter(k.end)
 		if colon < 0 {
-			return refuse(k.line, "a key written with '?' or over several lines", "write it as key: value on one line")
+			return refuse(n.Content[i].Line, "a key written with '?' or over several lines", "write it as key: value on one line")
 		}
 		if isEmptyNull(n.Content[i+1]) {
 			v.start, v.end = colon, colon
@@ -250,27 +238,24 @@ func (l *lines) blockEnd(start, parentIndent int) int {
 	return end
 }
 
-// flowEnd finds the end of a YAML flow collection starting at start.
-func flowEnd(text string, start int) (int, error) {
-	depth := 0
-	for i := start; i < len(text); i++ {
-		quoteStart := i == start || strings.IndexByte("[{,: \t\r\n", text[i-1]) >= 0
-		switch c := text[i]; {
-		case (c == '"' || c == '\'') && quoteStart:
-			if i = quotedEnd(text, i) - 1; i < 0 {
-				i = len(text) // unterminated
-			}
-		case c == '#' && i > 0 && strings.IndexByte(" \t\r\n", text[i-1]) >= 0:
-			for i < len(text) && text[i] != '\n' {
-				i++
-			}
-		case c == '[' || c == '{':
-			depth++
-		case c == ']' || c == '}':
-			if depth--; depth == 0 {
-				return i + 1, nil
-			}
+// flowEnd is the offset after the closing bracket of the flow collection
+// s, which follows its last item after spaces, ',' and comments; -1
+// without one.
+func (l *lines) flowEnd(s *snode) int {
+	i := s.start + 1
+	if len(s.kids) > 0 {
+		i = s.kids[len(s.kids)-1].end
+	}
+	for ; i < len(l.text) && strings.IndexByte("[{", l.text[s.start]) >= 0; i++ {
+		switch l.text[i] {
+		case ']', '}':
+			return i + 1
+		case '#':
+			i = l.lineEnd(i) - 1
+		case ' ', '\t', '\r', '\n', ',':
+		default:
+			return -1
 		}
 	}
-	return 0, fmt.Errorf("%w: a flow collection ({ } or [ ]) without its closing bracket: close it", errCannotEdit)
+	return -1
 }

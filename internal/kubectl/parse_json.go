@@ -9,41 +9,50 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// readJSON reads one JSON value into a tree with spans: encoding/json's
+// readJSON reads one JSON value into a tree with spans and into generic
+// values (numbers as json.Number), as kubectl reads it: encoding/json's
 // decoder reads the tokens (and decodes strings, escapes and all), its
-// InputOffset says where each ends. Depth is bounded.
-func readJSON(text string) (*snode, error) {
-	r := &jsonReader{text: text, dec: json.NewDecoder(strings.NewReader(text))}
+// InputOffset says where each ends. A key twice in one object is refused,
+// naming it and its line (counted from the value's first line). Depth is
+// bounded.
+func readJSON(text string) (*snode, any, error) {
+	r := &jsonReader{text: text, lead: len(text) - len(strings.TrimLeft(text, " \t\r\n")), dec: json.NewDecoder(strings.NewReader(text))}
 	r.dec.UseNumber() // any number, however large, as it is written
-	n, err := r.value(0)
+	n, v, err := r.value(0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := r.dec.Token(); err != io.EOF {
-		return nil, r.errorf("more than one value")
+		return nil, nil, r.errorf("more than one value")
 	}
-	return n, nil
+	return n, v, nil
 }
 
 type jsonReader struct {
 	text string
+	lead int // spaces before the value
 	dec  *json.Decoder
+}
+
+func (r *jsonReader) line(off int) int {
+	return 1 + strings.Count(r.text[r.lead:max(off, r.lead)], "\n")
 }
 
 func (r *jsonReader) errorf(format string, args ...any) error {
 	off := min(int(r.dec.InputOffset()), len(r.text))
-	return fmt.Errorf("line %d: malformed JSON: %s", 1+strings.Count(r.text[:off], "\n"), fmt.Sprintf(format, args...))
+	return fmt.Errorf("line %d: malformed JSON: %s", r.line(off), fmt.Sprintf(format, args...))
 }
 
 // value reads the next value; a mapping's keys are values too.
-func (r *jsonReader) value(depth int) (*snode, error) {
+func (r *jsonReader) value(depth int) (*snode, any, error) {
 	if depth > maxDepth {
-		return nil, r.errorf("nested more than %d levels", maxDepth)
+		return nil, nil, r.errorf("nested more than %d levels", maxDepth)
 	}
 	// The token starts after the spaces, ',' or ':' that follow the
 	// last one.
@@ -51,31 +60,43 @@ func (r *jsonReader) value(depth int) (*snode, error) {
 	start += len(r.text[start:]) - len(strings.TrimLeft(r.text[start:], " \t\r\n,:"))
 	tok, err := r.dec.Token()
 	if err != nil {
-		return nil, r.errorf("%v", err)
+		return nil, nil, r.errorf("%v", err)
 	}
 	n := &snode{start: start, flow: true}
+	v := any(tok)
 	switch tok {
 	case json.Delim('{'), json.Delim('['):
+		obj, list := map[string]any{}, []any{}
 		n.kind = seqKind
 		if tok == json.Delim('{') {
 			n.kind = mapKind
 		}
 		for r.dec.More() {
+			var k *snode
 			if n.kind == mapKind {
-				k, err := r.value(depth + 1)
-				if err != nil {
-					return nil, err
+				if k, _, err = r.value(depth + 1); err != nil {
+					return nil, nil, err
+				}
+				if _, dup := obj[k.str]; dup {
+					return nil, nil, twice(strconv.Quote(k.str), "object", r.line(k.start))
 				}
 				n.keys = append(n.keys, k)
 			}
-			v, err := r.value(depth + 1)
+			kid, kv, err := r.value(depth + 1)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			n.kids = append(n.kids, v)
+			if n.kids = append(n.kids, kid); k != nil {
+				obj[k.str] = kv
+			} else {
+				list = append(list, kv)
+			}
 		}
 		if _, err := r.dec.Token(); err != nil {
-			return nil, r.errorf("%v", err)
+			return nil, nil, r.errorf("%v", err)
+		}
+		if v = list; n.kind == mapKind {
+			v = obj
 		}
 	default:
 		if str, ok := tok.(string); ok {
@@ -83,24 +104,24 @@ func (r *jsonReader) value(depth int) (*snode, error) {
 		}
 	}
 	n.end = int(r.dec.InputOffset())
-	return n, nil
+	return n, v, nil
 }
 
-// jsonOf writes the meaning of a subtree as JSON: for JSON its own bytes,
-// for YAML the values as Kubernetes' decoding reads them.
-func jsonOf(text string, n *snode) ([]byte, error) {
-	if n.y == nil {
-		var b bytes.Buffer
-		if err := json.Compact(&b, []byte(text[n.start:n.end])); err != nil {
+// meaning is what a node of the source means, numbers as json.Number:
+// for JSON its own bytes, for YAML its value as yaml.v3 decodes it.
+func meaning(text string, n *snode) (any, error) {
+	js := []byte(text[n.start:n.end])
+	if n.y != nil {
+		var v any
+		if err := n.y.Decode(&v); err != nil {
 			return nil, err
 		}
-		return b.Bytes(), nil
+		var err error
+		if js, err = json.Marshal(v); err != nil {
+			return nil, err
+		}
 	}
-	v, err := toValue(n.y, "")
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
+	return decodeValue(js)
 }
 
 // byteOrderMark may start a file; kubectl drops it before reading YAML

@@ -12,7 +12,8 @@ import (
 func parseText(t *testing.T, text string, json bool) (*snode, error) {
 	t.Helper()
 	if json {
-		return readJSON(text)
+		n, _, err := readJSON(text)
+		return n, err
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &root); err != nil {
@@ -22,6 +23,15 @@ func parseText(t *testing.T, text string, json bool) (*snode, error) {
 }
 
 // at follows path (keys and list indexes) from n.
+func (n *snode) get(key string) (*snode, int) {
+	for i, k := range n.keys {
+		if k.str == key {
+			return n.kids[i], i
+		}
+	}
+	return nil, -1
+}
+
 func at(t *testing.T, n *snode, path string) *snode {
 	t.Helper()
 	for _, p := range strings.Split(path, "/") {
@@ -84,7 +94,7 @@ func TestParseJSONErrors(t *testing.T) {
 		{"{\"a\": 1} {\"b\": 2}", "more than one value"},
 		{strings.Repeat("[", maxDepth+2) + strings.Repeat("]", maxDepth+2), "nested more than"},
 	} {
-		if _, err := readJSON(tc.text); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, _, err := readJSON(tc.text); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%.40q: error %v, want %q", tc.text, err, tc.want)
 		}
 	}

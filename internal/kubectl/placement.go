@@ -4,7 +4,7 @@
 package kubectl
 
 import (
-	"slices"
+	"cmp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -63,52 +63,39 @@ func (ed *editor) lineIndent(off int) int {
 	return len(line) - len(strings.TrimLeft(line, " "))
 }
 
-// neighbours finds the kept source members or items around position j of
-// a changed list: the index in src of the next one after j and of the
-// last one before it (-1 when none).
-func neighbours(srcIndex func(k int) int, count, j int) (next, prev int) {
+// neighbours finds the kept source members or items around position j
+// of a changed collection: the index in src of the next one after j and
+// of the last one before it (-1 when none).
+func neighbours(kids []*entry, j int) (next, prev int) {
 	next, prev = -1, -1
-	for k := j + 1; k < count; k++ {
-		if i := srcIndex(k); i >= 0 {
-			next = i
-			break
-		}
+	for k := j + 1; k < len(kids) && next < 0; k++ {
+		next = kids[k].src
 	}
-	for k := j - 1; k >= 0; k-- {
-		if i := srcIndex(k); i >= 0 {
-			prev = i
-			break
-		}
+	for k := j - 1; k >= 0 && prev < 0; k-- {
+		prev = kids[k].src
 	}
 	return next, prev
 }
 
-func (ed *editor) insertEntry(n *enode, j int) error {
-	e := n.entries[j]
-	src := n.src
-	next, prev := neighbours(func(k int) int { return n.entries[k].src }, len(n.entries), j)
-	return ed.insert(src, next, prev, j, len(n.entries), func(indent int) string {
-		switch {
-		case ed.st.json:
-			return ed.st.key(e.key) + ": " + firstLine(e.val.text, ed.st.pretty(e.val.val, indent))
-		case src.flow:
-			return ed.st.key(e.key) + ": " + firstLine(e.val.text, ed.st.flow(e.val.val))
+// insertKid writes the new member or item j of n.
+func (ed *editor) insertKid(n *enode, j int) error {
+	if done, err := ed.insertMoved(n, j); done {
+		return err
+	}
+	e, src := n.kids[j], n.src
+	next, prev := neighbours(n.kids, j)
+	return ed.insert(src, next, prev, j, len(n.kids), func(indent int) string {
+		v := e.val.val
+		if src.kind == mapKind {
+			switch {
+			case ed.st.json:
+				return ed.st.key(e.key) + ": " + cmp.Or(e.val.text, ed.st.pretty(v, indent))
+			case src.flow:
+				return ed.st.key(e.key) + ": " + cmp.Or(e.val.text, ed.st.flow(v))
+			}
+			return ed.st.key(e.key) + ":" + ed.styleIn(src).block(v, indent)
 		}
-		return ed.st.key(e.key) + ":" + ed.styleIn(src).block(e.val.val, indent)
-	})
-}
-
-func (ed *editor) insertItem(n *enode, j int) error {
-	it := n.items[j]
-	src := n.src
-	next, prev := neighbours(func(k int) int {
-		if n.items[k].src == nil {
-			return -1
-		}
-		return slices.Index(src.kids, n.items[k].src)
-	}, len(n.items), j)
-	return ed.insert(src, next, prev, j, len(n.items), func(indent int) string {
-		if text, ok := ed.movedText(it.val, src.flow, indent); ok {
+		if text, ok := ed.movedText(v, src.flow, indent); ok {
 			if !ed.st.json && !src.flow {
 				return "- " + text
 			}
@@ -116,19 +103,12 @@ func (ed *editor) insertItem(n *enode, j int) error {
 		}
 		switch {
 		case ed.st.json:
-			return ed.st.pretty(it.val, indent)
+			return ed.st.pretty(v, indent)
 		case src.flow:
-			return ed.st.flow(it.val)
+			return ed.st.flow(v)
 		}
-		return "-" + ed.st.item(it.val, indent)
+		return "-" + ed.st.item(v, indent)
 	})
-}
-
-func firstLine(kept, rendered string) string {
-	if kept != "" {
-		return kept
-	}
-	return rendered
 }
 
 // insert writes a new member or item (text, given its indentation) before
@@ -271,17 +251,22 @@ func (ed *editor) commentsAbove(at int) int {
 	return at
 }
 
-// render writes a new value for a member (keyIndex) or item (-1) of
-// parent, where old stood; without the space after "key:" or "-".
-func (ed *editor) render(v any, parent *snode, keyIndex int, old *snode) string {
+// replacement is where a new value v for member or item i of parent
+// starts, and its text: in block style, a member's just after "key:", an
+// item's where the old one starts (after "- ").
+func (ed *editor) replacement(v any, parent *snode, i int) (int, string) {
+	old := parent.kids[i]
 	switch {
 	case ed.st.json:
-		return ed.st.pretty(v, ed.lineIndent(old.start))
+		return old.start, ed.st.pretty(v, ed.lineIndent(old.start))
 	case parent.flow:
-		return ed.st.flow(v)
-	case keyIndex >= 0:
-		return strings.TrimPrefix(ed.styleIn(parent).block(v, ed.column(parent.keys[keyIndex].start)), " ")
+		return old.start, ed.st.flow(v)
+	case parent.kind == mapKind:
+		return parent.colon[i], ed.styleIn(parent).block(v, ed.column(parent.keys[i].start))
 	}
-	i := slices.Index(parent.kids, old)
-	return strings.TrimPrefix(ed.st.item(v, ed.column(parent.dash[i])), " ")
+	text := ed.st.item(v, ed.column(parent.dash[i]))
+	if old.start != old.end && !strings.HasPrefix(text, ed.st.nl) {
+		text = strings.TrimPrefix(text, " ") // in place of the old item's text
+	}
+	return old.start, text
 }

@@ -21,9 +21,9 @@ import (
 // inject's ops applied to what it reads from the input, that injecting
 // again leaves alone, and that uninject turns back into the input byte for
 // byte. It returns whether inject wrote a file.
-func checkInject(t *testing.T, input string) bool {
+func checkInject(t *testing.T, input string, target ...inject.Target) bool {
 	t.Helper()
-	out, _, err := run(t, input, true)
+	out, _, err := runFor(t, input, target...)
 	if err != nil {
 		for line := range strings.SplitSeq(err.Error(), "\n") {
 			if !strings.HasPrefix(line, "document ") {
@@ -37,7 +37,7 @@ func checkInject(t *testing.T, input string) bool {
 		return true // kubectl refuses it too; the plugin may pass it through
 	}
 	for i, obj := range want {
-		if want[i], err = injected(obj); err != nil {
+		if want[i], err = injected(obj, target...); err != nil {
 			t.Fatalf("object %d: inject's ops: %v", i+1, err)
 		}
 	}
@@ -53,7 +53,7 @@ func checkInject(t *testing.T, input string) bool {
 			t.Fatalf("object %d reads differently at %s\n--- input\n%q\n--- output\n%q", i+1, at, input, out)
 		}
 	}
-	again, _, err := run(t, out, true)
+	again, _, err := runFor(t, out, target...)
 	if err != nil || again != out {
 		t.Fatalf("inject again changes the output (%v)\n--- input\n%q\n--- output\n%q\n--- again\n%q", err, input, out, again)
 	}
@@ -95,7 +95,7 @@ func kubectlReads(text string) ([]any, error) {
 
 // injected applies inject's ops (offline, no image looked up) to every
 // Pod template of obj.
-func injected(obj any) (any, error) {
+func injected(obj any, target ...inject.Target) (any, error) {
 	templates, _, err := findTemplates(&document{index: 1, line: 1}, obj, "", "", "")
 	if err != nil || len(templates) == 0 {
 		return obj, err
@@ -103,7 +103,7 @@ func injected(obj any) (any, error) {
 	var ops []inject.Op
 	for _, tp := range templates {
 		js, _ := json.Marshal(tp.obj)
-		plan, err := inject.Prepare(js)
+		plan, err := prepareFor(js, target...)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +262,7 @@ func TestVerifyRefusesWrongEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _, err := parse(docs[1], true)
+	p, _, err := parse(docs[1], &inject.Target{Mode: inject.ModePair})
 	if err != nil {
 		t.Fatal(err)
 	}

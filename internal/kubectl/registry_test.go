@@ -27,6 +27,10 @@ var imagesOf = map[string]v1.Config{
 	"docker.io/istio/proxyv2:1.24.0": {Entrypoint: []string{"/usr/local/bin/pilot-agent"}},
 	"hashicorp/vault:1.18":           {Entrypoint: []string{"docker-entrypoint.sh"}, Cmd: []string{"server", "-dev"}},
 	"haproxy:3.0":                    {Entrypoint: []string{"docker-entrypoint.sh"}, Cmd: []string{"haproxy", "-f", "/usr/local/etc/haproxy/haproxy.cfg"}, StopSignal: "SIGUSR1"},
+	// Looked up by the native form too: the stop signal of a sidecar
+	// without a command is its image's.
+	"postgres:16":              {Entrypoint: []string{"docker-entrypoint.sh"}, Cmd: []string{"postgres"}, StopSignal: "SIGINT"},
+	"bitnami/pgbouncer:1.23.1": {Entrypoint: []string{"/opt/bitnami/scripts/pgbouncer/entrypoint.sh"}, Cmd: []string{"/opt/bitnami/scripts/pgbouncer/run.sh"}},
 }
 
 // rewrite sends every registry request to one test registry.

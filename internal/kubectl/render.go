@@ -1,12 +1,7 @@
-// long because writing a value in the document's own style (block, flow,
-// one line, quoting that YAML 1.1 and 1.2 readers agree on) is one piece:
-// split, each half would need the other's rules.
-
 package kubectl
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
@@ -16,7 +11,8 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// style is how a document writes what the editor adds to it.
+// style is how a document writes what the editor adds to it: block, flow,
+// one line, quoting that YAML 1.1 and 1.2 readers agree on.
 type style struct {
 	json   bool
 	step   int    // indentation of one level
@@ -190,20 +186,12 @@ func (s style) pretty(v any, indent int) string {
 
 func (s style) scalarValue(v any, inFlow bool) string {
 	switch v := v.(type) {
-	case nil:
-		return "null"
 	case string:
 		return s.scalar(v, inFlow)
-	case bool:
-		return strconv.FormatBool(v)
-	case json.Number:
-		return v.String()
-	case int:
-		return strconv.Itoa(v)
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	b, _ := json.Marshal(v)
+	b, _ := json.Marshal(v) // null, booleans, integers and json.Number as they are
 	return string(b)
 }
 
@@ -275,32 +263,7 @@ func printable(v string) bool {
 	return true
 }
 
-// doubleQuoted writes a YAML double-quoted scalar, escaping what YAML
-// does not allow as it is.
-func doubleQuoted(v string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range v {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == unicode.ReplacementChar || !unicode.IsPrint(r) && r != ' ' || r == '\u2028' || r == '\u2029' || r == '\ufeff':
-			if r > 0xffff {
-				fmt.Fprintf(&b, `\U%08x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// doubleQuoted writes a YAML double-quoted scalar: Go's escapes (\n,
+// \t, \u2028, \U0001f600, \x1b) are YAML's too, and every string here is
+// valid UTF-8 (as decoded), so none stands for a byte.
+func doubleQuoted(v string) string { return strconv.Quote(v) }

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/resolve"
@@ -29,6 +31,11 @@ type Options struct {
 	// LimitRanges nil: not checked, and Unchecked says why in a note (admit.go).
 	LimitRanges          LimitRangeReader
 	Namespace, Unchecked string // Namespace: of the objects that name none
+	// Target: the form to write and the cluster it is for (the zero
+	// value: the pair); TargetNote, when it is not known, why, said on
+	// stderr when a template changes.
+	Target     inject.Target
+	TargetNote string
 }
 
 // pod is a Pod template found in a document, read once.
@@ -38,15 +45,17 @@ type pod struct {
 	platform resolve.Platform
 	ops      []inject.Op
 	applied  []inject.Op // ops as the editor applied them, in the document
+	// raw and before: the template as JSON and as the API server reads
+	// it, while it is checked (admit.go).
+	raw    []byte
+	before corev1.Pod
+	form   inject.Form // the form inject chose
 }
 
-// parsed is a document as kubectl reads it, with the Pod templates in it;
-// root is its source tree, read only when it changes.
+// parsed is a document as kubectl reads it, with the Pod templates in it.
 type parsed struct {
 	doc   *document
-	json  []byte // the document's meaning
-	value any    // the same, decoded (numbers as json.Number)
-	root  *snode
+	value any // the document's meaning (numbers as json.Number)
 	pods  []*pod
 }
 
@@ -65,66 +74,38 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 		size += len(d.raw)
 	}
 	tuneGC(size)
-	type read struct {
-		p     *parsed
-		notes []string
-		err   error
-	}
-	reads := make([]read, len(docs))
-	forEach(len(docs), func(i int) {
-		r := &reads[i]
-		r.p, r.notes, r.err = parse(docs[i], opts != nil)
+	all := make([]*parsed, len(docs))
+	notes := make([][]string, len(docs))
+	errs := forEach(len(docs), func(i int) (err error) {
+		all[i], notes[i], err = parse(docs[i], opts.target())
+		return err
 	})
-	var all []*parsed
-	var errs []error
-	for _, r := range reads {
-		for _, n := range r.notes {
-			fmt.Fprintln(stderr, "note:", n)
-		}
-		if r.err != nil {
-			errs = append(errs, r.err)
-			continue
-		}
-		if r.p != nil {
-			all = append(all, r.p)
-		}
+	for _, n := range slices.Concat(notes...) {
+		fmt.Fprintln(stderr, "note:", n)
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
+	all = slices.DeleteFunc(all, func(p *parsed) bool { return p == nil })
 	if opts != nil {
 		if err := injectAll(ctx, all, opts, stderr); err != nil {
 			return err
 		}
 	}
-	type edited struct {
-		doc     *document
-		text    string
-		changed bool
-		err     error
-	}
-	edits := make([]edited, len(all))
-	forEach(len(all), func(i int) {
-		e := &edits[i]
-		e.doc = all[i].doc
-		e.text, e.changed, e.err = editDocument(all[i], opts != nil)
+	errs = forEach(len(all), func(i int) error {
+		d := all[i].doc
+		text, changed, err := editDocument(all[i], opts != nil)
 		all[i] = nil // what was read of it is garbage now: a smaller heap to collect
+		if changed {
+			d.raw = text
+		}
+		return err
 	})
-	texts := make(map[*document]string)
-	for _, e := range edits {
-		if e.err != nil {
-			errs = append(errs, e.err)
-			continue
-		}
-		if e.changed {
-			texts[e.doc] = e.text
-		}
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	var buf bytes.Buffer
-	writeDocuments(&buf, docs, texts)
+	writeDocuments(&buf, docs)
 	_, err = out.Write(buf.Bytes())
 	return err
 }
@@ -134,11 +115,8 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 // nil for a document with nothing but comments.
 func parseDocument(d *document) (*snode, error) {
 	if d.json {
-		n, err := readJSON(d.raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d, err)
-		}
-		return n, nil
+		n, _, err := readJSON(d.raw)
+		return n, jsonError(d, err)
 	}
 	var root yaml.Node
 	err := yaml.NewDecoder(strings.NewReader(d.raw)).Decode(&root)
@@ -147,9 +125,6 @@ func parseDocument(d *document) (*snode, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, err))
-	}
-	if err := checkAliases(&root); err != nil {
-		return nil, fmt.Errorf("%s: %w", d, err)
 	}
 	n, err := readYAML(d.raw, root.Content[0])
 	if err != nil {
@@ -165,122 +140,120 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	for _, p := range all {
 		pods = append(pods, p.pods...)
 	}
-	images, err := lookUp(ctx, pods, opts)
+	found, err := lookUp(ctx, pods, opts)
 	if err != nil {
 		return err
 	}
-	type injected struct {
-		res inject.Result
-		err error
-	}
-	results := make([]injected, len(pods))
-	forEach(len(pods), func(i int) {
-		r, p := &results[i], pods[i]
-		r.res, r.err = p.plan.Inject(imagesFor(images, p.platform), cmp.Or(opts.Installer, version.Image))
+	results := make([]inject.Result, len(pods))
+	errs := forEach(len(pods), func(i int) (err error) {
+		p := pods[i]
+		if results[i], err = p.plan.Inject(found[p.platform], cmp.Or(opts.Installer, version.Image)); err == nil && len(results[i].Ops) > 0 {
+			err = p.readTyped()
+		}
+		return err
 	})
-	var errs []error
 	a := newAdmission(ctx, opts)
 	for i, p := range pods {
-		res, err := results[i].res, results[i].err
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", p.where, err))
+		if errs[i] != nil {
+			errs[i] = fmt.Errorf("%s: %w", p.where, errs[i])
 			continue
 		}
-		for _, w := range res.Warnings {
+		for _, w := range results[i].Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
-		p.ops = res.Ops
-		errs = append(errs, a.admit(p))
+		reportForm(stderr, p.where, opts.Target.Mode, results[i])
+		p.ops, p.form = results[i].Ops, results[i].Form
+		if err := a.check(p); err != nil {
+			errs[i] = fmt.Errorf("%s: %w", p.where, err)
+		}
 	}
-	return a.done(stderr, errors.Join(errs...))
+	err = errors.Join(errs...)
+	noteTarget(stderr, opts, pods, err)
+	return a.done(stderr, err)
 }
 
-// applyAll edits a document's bytes with the changes of its templates.
-func applyAll(p *parsed) (string, bool, error) {
-	ed := newEditor(p.doc, p.root)
-	changed := false
+// applyAll writes the changes of a document's templates into its bytes (its
+// text as it is when there are none). The document's tree lives only
+// while it is edited.
+func applyAll(p *parsed) (string, error) {
+	if !p.changes() {
+		return p.doc.raw, nil
+	}
+	root, err := parseDocument(p.doc)
+	if err != nil {
+		return "", err
+	}
+	ed := newEditor(p.doc, root)
 	for _, pd := range p.pods {
 		if len(pd.ops) == 0 {
 			continue
 		}
-		changed = true
 		ops := inject.Prefixed(pd.prefix, pd.ops)
 		ed.kept = map[string]string{}
 		ed.peekKeep(ops[len(ops)-1]) // the record: it must know what it replaces
 		for _, op := range ops[:len(ops)-1] {
 			if err := ed.apply(op); err != nil {
-				return "", false, fmt.Errorf("%s: %w", pd.where, err)
+				return "", fmt.Errorf("%s: %w", pd.where, err)
 			}
 		}
 		last := inject.KeepText(ops, ed.kept)[len(ops)-1]
 		last.Keep = "" // noted already
 		if err := ed.apply(last); err != nil {
-			return "", false, fmt.Errorf("%s: %w", pd.where, err)
+			return "", fmt.Errorf("%s: %w", pd.where, err)
 		}
 		pd.applied = append(ops[:len(ops)-1:len(ops)-1], last)
 	}
-	if !changed {
-		return "", false, nil
-	}
 	text, err := ed.finish()
 	if err != nil {
-		return "", false, fmt.Errorf("%s: %w", p.doc, err)
+		return "", fmt.Errorf("%s: %w", p.doc, err)
 	}
-	return text, true, nil
+	return text, nil
 }
 
-type imageKey struct {
-	platform resolve.Platform
-	image    string
-}
-
-func imagesFor(all map[imageKey]inject.ImageConfig, platform resolve.Platform) map[string]inject.ImageConfig {
-	out := map[string]inject.ImageConfig{}
-	for k, v := range all {
-		if k.platform == platform {
-			out[k.image] = v
-		}
-	}
-	return out
-}
+// images are image configurations by platform, then by image.
+type images map[resolve.Platform]map[string]inject.ImageConfig
 
 // lookUp finds the ENTRYPOINT, CMD and STOPSIGNAL of every image some
 // template needs, each image once, concurrently, within opts.Timeout.
-func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[imageKey]inject.ImageConfig, error) {
+func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
 	type lookup struct {
 		cfg inject.ImageConfig
 		err error
 	}
-	lookups := map[imageKey]*lookup{}
-	var errs []error
+	type key struct {
+		platform resolve.Platform
+		image    string
+	}
+	lookups := map[key]*lookup{}
 	var wg sync.WaitGroup
 	ctx, cancel := resolve.Timeout(ctx, opts.Timeout)
 	defer cancel()
 	for _, p := range pods {
 		for _, n := range p.plan.Needs() {
-			if opts.Offline {
-				errs = append(errs, fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %s: give the container a command", p.where, n.Container, n.Image))
-				continue
+			if k := (key{p.platform, n.Image}); !opts.Offline && lookups[k] == nil {
+				l := &lookup{}
+				lookups[k] = l
+				wg.Go(func() { l.cfg, l.err = opts.Resolver.Lookup(ctx, n.Image, opts.Keychain, k.platform) })
 			}
-			key := imageKey{p.platform, n.Image}
-			if lookups[key] != nil {
-				continue
-			}
-			l := &lookup{}
-			lookups[key] = l
-			wg.Go(func() { l.cfg, l.err = opts.Resolver.Lookup(ctx, n.Image, opts.Keychain, key.platform) })
 		}
 	}
 	wg.Wait()
-	images := map[imageKey]inject.ImageConfig{}
+	found := images{}
+	var errs []error
 	for _, p := range pods {
 		for _, n := range p.plan.Needs() {
-			if l := lookups[imageKey{p.platform, n.Image}]; l != nil && l.err != nil {
+			l := lookups[key{p.platform, n.Image}]
+			switch {
+			case opts.Offline:
+				errs = append(errs, fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %q: give the container a command", p.where, n.Container, n.Image))
+			case l.err != nil:
 				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %s", p.where, n.Container, inject.OneLine(l.err.Error(), inject.MaxReason)))
-			} else if l != nil {
-				images[imageKey{p.platform, n.Image}] = l.cfg
+			case found[p.platform] == nil:
+				found[p.platform] = map[string]inject.ImageConfig{n.Image: l.cfg}
+			default:
+				found[p.platform][n.Image] = l.cfg
 			}
 		}
 	}
-	return images, errors.Join(errs...)
+	return found, errors.Join(errs...)
 }

@@ -10,26 +10,17 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// editDocument writes a document's changes into its bytes, read back as kubectl
-// reads them (verify): "", false when it has none.
+// editDocument writes a document's changes into its bytes, read back as
+// kubectl reads them (verify): "", false when it has none.
 func editDocument(p *parsed, injecting bool) (string, bool, error) {
 	if !p.changes() {
 		return "", false, nil
 	}
-	root, err := parseDocument(p.doc)
-	if err != nil {
-		return "", false, err
+	text, err := applyAll(p)
+	if err == nil {
+		err = verify(p, text, injecting)
 	}
-	p.root = root
-	text, changed, err := applyAll(p)
-	p.root = nil // each document's tree lives only while it is edited
-	if err != nil || !changed {
-		return "", false, err
-	}
-	if err := verify(p, text, injecting); err != nil {
-		return "", false, err
-	}
-	return text, true, nil
+	return text, err == nil, err
 }
 
 // verify reads an edited document back the way kubectl reads it and
@@ -38,16 +29,12 @@ func editDocument(p *parsed, injecting bool) (string, bool, error) {
 // when injecting, unless uninject gives the input back byte for byte. A
 // layout the editor gets wrong is so a refusal, never a wrong file.
 func verify(p *parsed, text string, injecting bool) error {
-	var ops []inject.Op
-	for _, pd := range p.pods {
-		ops = append(ops, pd.applied...)
-	}
-	want, err := inject.ApplyDecoded(p.json, p.value, ops)
+	want, err := inject.ApplyDecoded(p.value, p.appliedOps())
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.doc, err)
 	}
 	out := &document{index: p.doc.index, line: p.doc.line, sep: p.doc.sep, raw: text, json: p.doc.json}
-	gotJSON, got, err := decodeDocument(out)
+	got, err := decode(out, true)
 	if err != nil {
 		return cannotEdit(p.doc, "its result would not read back: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
@@ -57,14 +44,34 @@ func verify(p *parsed, text string, injecting bool) error {
 	if !injecting {
 		return nil
 	}
-	back, err := undo(out, gotJSON, got)
+	back, undone, err := undo(out, got)
 	if err != nil {
 		return cannotEdit(p.doc, "uninject could not undo it: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
 	if back != p.doc.raw && back != undoInput(p.doc) {
 		return cannotEdit(p.doc, fmt.Sprintf("uninject would not give line %d back as it is", p.doc.line+firstDifferentLine(back, p.doc.raw)-1))
 	}
+	if back != p.doc.raw {
+		return nil
+	}
+	// Uninject checks its own result as this does: the input must mean
+	// what its ops make of the output's meaning (a null item it writes
+	// back where the record says "", say).
+	if want, err := inject.ApplyDecoded(got, undone); err != nil {
+		return cannotEdit(p.doc, "uninject could not undo it: "+oneLine(err))
+	} else if at, differ := difference(want, p.value, ""); differ {
+		return cannotEdit(p.doc, "uninject would refuse to undo it: the input would read differently at "+at)
+	}
 	return nil
+}
+
+// appliedOps are the ops the editor applied to the document, in order.
+func (p *parsed) appliedOps() []inject.Op {
+	var ops []inject.Op
+	for _, pd := range p.pods {
+		ops = append(ops, pd.applied...)
+	}
+	return ops
 }
 
 // undoInput is what uninject makes of an input that carries job-signal
@@ -72,11 +79,11 @@ func verify(p *parsed, text string, injecting bool) error {
 // output must give that. Of any other input it is the input itself, so
 // the check above stays byte for byte with the input.
 func undoInput(d *document) string {
-	js, v, err := decodeDocument(d)
+	v, err := decode(d, true)
 	if err != nil {
 		return d.raw
 	}
-	text, err := undo(d, js, v)
+	text, _, err := undo(d, v)
 	if err != nil {
 		return d.raw
 	}
@@ -92,21 +99,15 @@ func cannotEdit(d *document, why string) error {
 	return fmt.Errorf("%s: inject cannot edit this layout (%s); nothing was written: write command, args and the lists inject adds to (volumes, volumeMounts, initContainers) in %s", d, why, layout)
 }
 
-// undo is uninject of one edited document, in memory; js and v are its
-// meaning.
-func undo(d *document, js []byte, v any) (string, error) {
-	p, _, err := parseDecoded(d, js, v, false)
-	if err != nil || p == nil || !p.changes() {
-		return d.raw, err
+// undo is uninject of one edited document, in memory, and the ops it
+// applied; v is its meaning.
+func undo(d *document, v any) (string, []inject.Op, error) {
+	p, _, err := parseDecoded(d, v, nil)
+	if err != nil || p == nil {
+		return d.raw, nil, err
 	}
-	if p.root, err = parseDocument(d); err != nil {
-		return "", err
-	}
-	text, changed, err := applyAll(p)
-	if err != nil || !changed {
-		return d.raw, err
-	}
-	return text, nil
+	text, err := applyAll(p)
+	return text, p.appliedOps(), err
 }
 
 // changes says whether any template of the document has ops.

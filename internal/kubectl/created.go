@@ -1,0 +1,122 @@
+// A list created for moved items (an add of [], or the [] of block
+// YAML), written whole with the items' source text; and a block list
+// every item moved out of, written [] again.
+
+package kubectl
+
+import (
+	"errors"
+	"strings"
+)
+
+// insertCreated writes member j of the mapping n: a list created for
+// moved items.
+func (ed *editor) insertCreated(n *enode, j int) error {
+	e := n.kids[j]
+	next, prev := neighbours(n.kids, j)
+	var err error
+	ierr := ed.insert(n.src, next, prev, j, len(n.kids), func(indent int) string {
+		var text string
+		if ed.st.json || n.src.flow {
+			text, err = ed.createdFlow(e.val, indent)
+			return ed.st.key(e.key) + ": " + text
+		}
+		text, err = ed.createdBlock(e.val, indent+ed.seqShift(n.src))
+		return ed.st.key(e.key) + ":" + ed.st.nl + strings.TrimSuffix(text, ed.st.nl)
+	})
+	return errors.Join(err, ierr)
+}
+
+// writeList writes the list v, member or item i of parent, when moves
+// made it: created (writeCreated), or a block list every item moved out
+// of, which is [] again. done: it did.
+func (ed *editor) writeList(v *enode, parent *snode, i int) (done bool, err error) {
+	keyIndex := i
+	if parent.kind != mapKind {
+		keyIndex = -1
+	}
+	switch {
+	case ed.mv.created[v]:
+		return true, ed.writeCreated(v, parent.kids[i], parent, keyIndex)
+	case ed.mv.emptied[v] && len(v.kids) == 0 && keyIndex >= 0 && !parent.flow:
+		err := ed.diff(v)
+		ed.add(parent.colon[keyIndex], parent.colon[keyIndex], " []")
+		return true, err
+	}
+	return false, nil
+}
+
+// writeCreated writes a created list where the value old of member
+// keyIndex of parent was (null, or []).
+func (ed *editor) writeCreated(v *enode, old, parent *snode, keyIndex int) error {
+	if keyIndex < 0 {
+		return refuse(ed.lineAt(old.start), "a list created inside a list", "write it out")
+	}
+	if ed.st.json || parent.flow {
+		text, err := ed.createdFlow(v, ed.indentOf(parent.keys[keyIndex].start))
+		ed.add(old.start, old.end, text)
+		return err
+	}
+	text, err := ed.createdBlock(v, ed.column(parent.keys[keyIndex].start)+ed.seqShift(parent))
+	ed.add(parent.colon[keyIndex], old.end, ed.st.nl+strings.TrimSuffix(text, ed.st.nl))
+	return err
+}
+
+// seqShift is how far the block lists of the mapping m are indented past
+// their key.
+func (ed *editor) seqShift(m *snode) int {
+	if ed.styleIn(m).seqIn {
+		return ed.st.step
+	}
+	return 0
+}
+
+// createdBlock writes the items of the created list n as lines, their
+// '-' at column col.
+func (ed *editor) createdBlock(n *enode, col int) (string, error) {
+	var b strings.Builder
+	for _, e := range n.kids {
+		it := e.val
+		if it.src == nil {
+			b.WriteString(strings.Repeat(" ", col) + "-" + ed.st.item(it.val, col) + ed.st.nl)
+			continue
+		}
+		text, err := ed.itemText(it, false, col)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(text)
+	}
+	return b.String(), nil
+}
+
+// createdFlow writes the created list n in flow style, or pretty JSON
+// under a key at column indent.
+func (ed *editor) createdFlow(n *enode, indent int) (string, error) {
+	pretty := ed.st.json && !ed.st.single
+	col := indent
+	if pretty {
+		col += ed.st.step
+	}
+	items := make([]string, len(n.kids))
+	for i, e := range n.kids {
+		it := e.val
+		if it.src == nil {
+			items[i] = ed.st.pretty(it.val, col)
+			if !ed.st.json {
+				items[i] = ed.st.flow(it.val)
+			}
+			continue
+		}
+		text, err := ed.itemText(it, true, col)
+		if err != nil {
+			return "", err
+		}
+		items[i] = text
+	}
+	if !pretty || len(items) == 0 {
+		return "[" + strings.Join(items, ed.flowSep(nil)) + "]", nil
+	}
+	pad := ed.st.nl + ed.pad(col)
+	return "[" + pad + strings.Join(items, ","+pad) + ed.st.nl + ed.pad(indent) + "]", nil
+}

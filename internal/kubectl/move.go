@@ -1,0 +1,132 @@
+// Moving a list item to another list of the same document (a sidecar
+// from containers to initContainers, and back): the tree side. The item
+// keeps its source node, so it is written at its new place as its own
+// source text (paste.go), with the changes made to it there.
+
+package kubectl
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/job-signal/job-signal/inject"
+)
+
+// moves is what the editor knows of items moved between lists.
+type moves struct {
+	// away: the source items moved out of their list, by node; their
+	// lines go with them (cutSpan).
+	away map[*snode]origin
+	// created: lists an add wrote ([]), or empty flow lists of block
+	// YAML, that items were moved into; they are written whole, with the
+	// items' source text (writeCreated).
+	created map[*enode]bool
+	// emptied: block lists every item moved out of; one left empty is
+	// written [] (writeList).
+	emptied map[*enode]bool
+}
+
+// origin is where a moved item was in the source: its list and index.
+type origin struct {
+	list  *snode
+	index int
+}
+
+// moveBetween applies op when it moves an item from one list to another
+// (the others, renames of a member, are apply's); done says it did.
+func (ed *editor) moveBetween(op inject.Op) (done bool, err error) {
+	from, to := inject.Tokens(op.From), inject.Tokens(op.Path)
+	if op.Op != "move" || len(from) == 0 || len(to) == 0 ||
+		len(from) == len(to) && slices.Equal(from[:len(from)-1], to[:len(to)-1]) {
+		return false, nil
+	}
+	if list, err := ed.resolve(from[:len(from)-1]); err != nil || list.src == nil || list.src.kind != seqKind {
+		return false, nil // not an item: apply says what it moves
+	}
+	if err := ed.move(from, to); err != nil {
+		return true, fmt.Errorf("move %s to %s: %w", op.From, op.Path, err)
+	}
+	return true, nil
+}
+
+func (ed *editor) move(from, to []string) error {
+	list, err := ed.resolve(from[:len(from)-1])
+	if err != nil {
+		return err
+	}
+	i, err := strconv.Atoi(from[len(from)-1])
+	if err != nil || i < 0 || i >= len(list.kids) {
+		return fmt.Errorf("no item %q", from[len(from)-1])
+	}
+	item := list.kids[i].val
+	if item.src == nil {
+		return fmt.Errorf("%w: a value added by another change cannot move", errCannotEdit)
+	}
+	target, err := ed.resolve(to[:len(to)-1])
+	if err != nil {
+		return err
+	}
+	if target.src == nil && !ed.create(target) {
+		return fmt.Errorf("%w: the target is neither a list of the source nor an empty list just added", errCannotEdit)
+	}
+	if ed.emptyFlowInBlock(to, target) && !list.src.flow {
+		ed.mark(&ed.mv.created, target) // block lines replace its [] (and moving them out gives [] back)
+	}
+	if target.src.kind != seqKind {
+		return fmt.Errorf("%q: not a list", to[len(to)-2])
+	}
+	at := len(target.kids)
+	if last := to[len(to)-1]; last != "-" {
+		if at, err = strconv.Atoi(last); err != nil || at < 0 || at > len(target.kids) {
+			return fmt.Errorf("no index %q", last)
+		}
+	}
+	if k := slices.Index(list.src.kids, item.src); k >= 0 {
+		if ed.mv.away == nil {
+			ed.mv.away = map[*snode]origin{}
+		}
+		if _, seen := ed.mv.away[item.src]; !seen {
+			ed.mv.away[item.src] = origin{list.src, k}
+		}
+	} else if _, seen := ed.mv.away[item.src]; !seen {
+		return fmt.Errorf("%w: an item of another list", errCannotEdit)
+	}
+	list.kids = slices.Delete(list.kids, i, i+1)
+	target.kids = slices.Insert(target.kids, at, &entry{src: -1, val: item}) // written by insertMoved
+	if len(list.kids) == 0 && !list.src.flow {
+		ed.mark(&ed.mv.emptied, list)
+	}
+	return nil
+}
+
+// emptyFlowInBlock says whether target, at path to, is an empty flow
+// list written [] (as writeList writes it back) that is a member of a
+// block mapping of YAML.
+func (ed *editor) emptyFlowInBlock(to []string, target *enode) bool {
+	if ed.st.json || len(to) < 2 || !target.src.flow || ed.text[target.src.start:target.src.end] != "[]" {
+		return false
+	}
+	parent, err := ed.resolve(to[:len(to)-2])
+	return err == nil && parent.src != nil && parent.src.kind == mapKind && !parent.src.flow
+}
+
+// mark adds n to the set m.
+func (ed *editor) mark(m *map[*enode]bool, n *enode) {
+	if *m == nil {
+		*m = map[*enode]bool{}
+	}
+	(*m)[n] = true
+}
+
+// create turns the new empty list n (an add of []) into one that takes
+// moved items: a list without source lines, written whole.
+func (ed *editor) create(n *enode) bool {
+	if l, ok := n.val.([]any); !ok || len(l) > 0 || n.hasText {
+		return false
+	}
+	n.src = &snode{kind: seqKind}
+	n.expanded = true
+	ed.mark(&ed.mv.created, n)
+	return true
+}

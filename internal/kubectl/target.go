@@ -1,0 +1,180 @@
+// Which form inject writes (--mode) for which cluster (--kube-version,
+// else the current kubeconfig's cluster when it answers, else unknown).
+
+package kubectl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/kubeapi"
+	"github.com/job-signal/job-signal/internal/version"
+)
+
+// nativeSince is the first minor version of Kubernetes 1 with native
+// sidecars on by default (the SidecarContainers feature gate, beta in
+// 1.29, stable in 1.33).
+const nativeSince = 29
+
+// detectTimeout bounds asking the cluster what it offers: an unreachable
+// cluster is then an unknown one, not a hang.
+const detectTimeout = 10 * time.Second
+
+var kubeVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.\d+)?([-+][0-9A-Za-z.+-]*)?$`)
+
+// parseKubeVersion reads --kube-version (v1.29, 1.30.2, v1.31.0-gke.1)
+// as the cluster it names.
+func parseKubeVersion(s string) (inject.Cluster, error) {
+	m := kubeVersion.FindStringSubmatch(s)
+	if m == nil {
+		return inject.Cluster{}, fmt.Errorf("--kube-version %q: give the cluster's version as vMAJOR.MINOR[.PATCH], e.g. v1.30 (kubectl version shows it)", s)
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	if major != 1 {
+		return inject.Cluster{}, fmt.Errorf("--kube-version %q: only Kubernetes 1.x is known", s)
+	}
+	v := s
+	if v[0] != 'v' {
+		v = "v" + v
+	}
+	return inject.Cluster{Known: true, NativeSidecars: minor >= nativeSince, Version: v}, nil
+}
+
+// asksCluster says whether the form needs the cluster asked: not with
+// --mode pair (the pair runs anywhere), --kube-version or --offline.
+func asksCluster(mode inject.Mode, kubeVersion string, offline bool) bool {
+	return mode != inject.ModePair && kubeVersion == "" && !offline
+}
+
+// detected is what asking the cluster gave: the cluster, or why it is
+// not known (no kubeconfig, not reachable).
+type detected struct {
+	cluster inject.Cluster
+	unknown string
+}
+
+// decideTarget is the target inject chooses forms for, from the flags
+// and, when asked (asksCluster), the cluster's answer; note is one line
+// for stderr when auto falls back to the pair for want of knowing the
+// cluster.
+func decideTarget(mode inject.Mode, kubeVersion string, offline bool, asked detected) (target inject.Target, note string, err error) {
+	target.Mode = mode
+	switch {
+	case kubeVersion != "":
+		target.Cluster, err = parseKubeVersion(kubeVersion)
+		return target, "", err
+	case mode == inject.ModePair:
+		return target, "", nil
+	case offline:
+		asked = detected{unknown: "--offline"}
+	case asked.unknown == "" && !asked.cluster.Known:
+		asked.unknown = "not asked"
+	}
+	if asked.unknown == "" {
+		target.Cluster = asked.cluster
+		return target, "", nil
+	}
+	if mode == inject.ModeAuto {
+		note = fmt.Sprintf("the cluster is not known (%s): --mode auto writes job-signal's pair, which works on any cluster; for native sidecars give --kube-version (1.29 or later) or --mode native", asked.unknown)
+	}
+	return target, note, nil
+}
+
+// ask asks the cluster of the kubeconfig what it offers, within
+// detectTimeout; a cluster that cannot be reached, or does not let the
+// user ask (a dry-run Pod needs create on pods), is an unknown one.
+func (c Cluster) ask(ctx context.Context) detected {
+	config, namespace, why, err := c.config()
+	switch {
+	case err != nil:
+		return detected{unknown: err.Error()}
+	case config == nil:
+		return detected{unknown: why}
+	}
+	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
+	defer cancel()
+	cluster, err := kubeapi.Detect(ctx, config, namespace)
+	if err != nil {
+		return detected{unknown: "it did not answer: " + inject.OneLine(err.Error(), inject.MaxReason)}
+	}
+	return detected{cluster: cluster}
+}
+
+// config is the client configuration of the kubeconfig, as kubectl finds
+// it, and the namespace of the objects that name none. Without any
+// kubeconfig it is nil, and why says so; a kubeconfig that cannot be
+// used is an error.
+func (c Cluster) config() (config *rest.Config, namespace, why string, err error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = c.Kubeconfig
+	cfg := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: c.Context, Context: clientcmdapi.Context{Namespace: c.Namespace}})
+	config, err = cfg.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, c.Namespace, "no kubeconfig: no --kubeconfig, $KUBECONFIG or ~/.kube/config", nil
+	}
+	if err != nil {
+		return nil, "", "", fmt.Errorf("kubeconfig: %s", inject.OneLine(err.Error(), inject.MaxReason))
+	}
+	if namespace, _, err = cfg.Namespace(); err != nil {
+		return nil, "", "", fmt.Errorf("kubeconfig: %s", inject.OneLine(err.Error(), inject.MaxReason))
+	}
+	config.UserAgent = "kubectl-job_signal/" + version.Release
+	config.Timeout = apiTimeout
+	return config, namespace, "", nil
+}
+
+// target is what parse decides the templates for: nil to uninject.
+func (o *Options) target() *inject.Target {
+	if o == nil {
+		return nil
+	}
+	t := o.Target
+	if t.Mode == "" {
+		t.Mode = inject.ModePair
+	}
+	return &t
+}
+
+// reportForm says on stderr which form a changed template gets and why
+// (the reason names the form), unless the user asked for the pair.
+func reportForm(stderr io.Writer, where string, mode inject.Mode, res inject.Result) {
+	if mode == "" || mode == inject.ModePair || len(res.Ops) == 0 || res.Reason == "" {
+		return
+	}
+	fmt.Fprintf(stderr, "note: %s: %s\n", where, res.Reason)
+}
+
+// target decides the form's target from the flags, asking the cluster
+// when they leave it open; note says why auto writes the pair.
+func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
+	mode, err := inject.ParseMode(c.Mode)
+	if err != nil {
+		return inject.Target{}, "", fmt.Errorf("--mode: %w", err)
+	}
+	var asked detected
+	if asksCluster(mode, c.KubeVersion, c.Offline) {
+		asked = Cluster{c.Kubeconfig, c.Context, c.Namespace}.ask(ctx)
+	}
+	target, note, err := decideTarget(mode, c.KubeVersion, c.Offline, asked)
+	return target, note, err
+}
+
+// noteTarget says, once, why the cluster was not known, when some
+// template changed (and err does not stop the run anyway).
+func noteTarget(stderr io.Writer, opts *Options, pods []*pod, err error) {
+	if err == nil && opts.TargetNote != "" && slices.ContainsFunc(pods, func(p *pod) bool { return len(p.ops) > 0 }) {
+		fmt.Fprintln(stderr, "note:", opts.TargetNote)
+	}
+}
