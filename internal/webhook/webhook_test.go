@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"crypto/tls"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -206,5 +207,35 @@ func TestCertificateReload(t *testing.T) {
 	if err == nil {
 		resp.Body.Close()
 		t.Error("the old CA still verifies: the test did not change the certificate")
+	}
+}
+
+// TestModeNative: with --mode native, a Pod whose sidecar needs what
+// native sidecars lack (a ready file: the kubelet cannot check it) is a
+// lasting refusal: admitted without job-signal, the reason recorded in
+// the Pod and counted as not_native, never given the pair.
+func TestModeNative(t *testing.T) {
+	s := webhooktest.Start(t, &webhook.Config{Mode: inject.ModeNative, RegistryTimeout: time.Second})
+	pod := jobPod(container("export", "/export"), container("proxy", "/proxy"))
+	pod.Annotations[inject.Prefix+"ready-file.proxy"] = "/tmp/ready"
+	after, resp := s.Review(t, pod)
+	why := after.Annotations[inject.AnnotationSkipped]
+	if inject.Injected(after.Annotations) || len(after.Spec.InitContainers) != 0 || !strings.Contains(why, "mode native") {
+		t.Errorf("injected %v, init containers %d, skipped %q: want admitted without job-signal, the reason recorded",
+			inject.Injected(after.Annotations), len(after.Spec.InitContainers), why)
+	}
+	if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "mode native") {
+		t.Errorf("warnings %q", resp.Warnings)
+	}
+	metrics, err := s.Client.Get(s.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer metrics.Body.Close()
+	text, _ := io.ReadAll(metrics.Body)
+	for _, want := range []string{`job_signal_webhook_admissions_total{outcome="skipped",reason="not_native"} 1`, `job_signal_webhook_injected_pods_total{form="pair"} 0`} {
+		if !strings.Contains(string(text), want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
