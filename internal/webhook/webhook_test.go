@@ -222,11 +222,11 @@ func TestModeNative(t *testing.T) {
 	pod.Annotations[inject.Prefix+"ready-file.proxy"] = "/tmp/ready"
 	after, resp := s.Review(t, pod)
 	why := after.Annotations[inject.AnnotationSkipped]
-	if inject.Injected(after.Annotations) || len(after.Spec.InitContainers) != 0 || !strings.Contains(why, "mode native") {
+	if inject.Injected(after.Annotations) || len(after.Spec.InitContainers) != 0 || !strings.Contains(why, "native") {
 		t.Errorf("injected %v, init containers %d, skipped %q: want admitted without job-signal, the reason recorded",
 			inject.Injected(after.Annotations), len(after.Spec.InitContainers), why)
 	}
-	if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "mode native") {
+	if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], why) {
 		t.Errorf("warnings %q", resp.Warnings)
 	}
 	metrics, err := s.Client.Get(s.URL + "/metrics")
