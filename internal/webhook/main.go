@@ -215,12 +215,16 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 		return apiReaders{}, errors.New("could not list LimitRanges within 30 s: check the API server and the webhook's RBAC (list and watch limitranges)")
 	}
 	lister := corev1listers.NewLimitRangeLister(informer.GetIndexer())
-	namespace, err := c.ownNamespace()
-	if err != nil {
-		return apiReaders{}, err
+	var detect DetectFunc
+	if c.mode != inject.ModePair { // the pair needs no answer, nor a namespace to ask in
+		namespace, err := c.ownNamespace()
+		if err != nil {
+			return apiReaders{}, err
+		}
+		detect = func(ctx context.Context) (inject.Cluster, error) { return kubeapi.Detect(ctx, config, namespace) }
 	}
 	return apiReaders{
-		detect: func(ctx context.Context) (inject.Cluster, error) { return kubeapi.Detect(ctx, config, namespace) },
+		detect: detect,
 		secrets: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			secret := &corev1.Secret{}
 			err := client.Get().Namespace(namespace).Resource("secrets").Name(name).Do(ctx).Into(secret)
