@@ -6,11 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/alecthomas/kong"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/job-signal/job-signal/inject"
 )
@@ -189,6 +192,38 @@ func TestModeFlags(t *testing.T) {
 			t.Errorf("%v: %v, mode %q; want mode %q", tc.args, err, c.mode, tc.mode)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%v: %v, want an error naming %s", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestOwnNamespace: where the dry run is asked: --namespace, else the
+// kubeconfig context's namespace, else default, as kubectl reads it.
+func TestOwnNamespace(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, namespace string) string {
+		path := filepath.Join(dir, name)
+		err := clientcmd.WriteToFile(clientcmdapi.Config{
+			Clusters:       map[string]*clientcmdapi.Cluster{"c": {Server: "https://127.0.0.1:1"}},
+			AuthInfos:      map[string]*clientcmdapi.AuthInfo{"u": {Token: "x"}},
+			Contexts:       map[string]*clientcmdapi.Context{"x": {Cluster: "c", AuthInfo: "u", Namespace: namespace}},
+			CurrentContext: "x",
+		}, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	withNS, without := write("with", "ops"), write("without", "")
+	for _, tc := range []struct {
+		cmd  Cmd
+		want string
+	}{
+		{Cmd{Namespace: "job-signal-system", Kubeconfig: withNS}, "job-signal-system"},
+		{Cmd{Kubeconfig: withNS}, "ops"},
+		{Cmd{Kubeconfig: without}, "default"},
+	} {
+		if got, err := tc.cmd.ownNamespace(); err != nil || got != tc.want {
+			t.Errorf("%+v: %q, %v; want %q", tc.cmd, got, err, tc.want)
 		}
 	}
 }
