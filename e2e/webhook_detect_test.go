@@ -90,7 +90,11 @@ func TestWebhookDetectsNativeSidecars(t *testing.T) {
 		}
 	}
 
-	registerWebhook(t, hook.addr, s.ns)
+	registerWebhook(t, hook.addr, s.ns) // its probe Pod is injected and counted too
+	counted := func(form string) float64 {
+		return hook.metric(t, `job_signal_webhook_injected_pods_total{form="`+form+`"}`)
+	}
+	before := map[string]float64{"pair": counted("pair"), "native": counted("native")}
 	job := baselineJob("classic-sidecar", false)
 	created, _ := s.createJob(job.DeepCopy())
 	done, _ := s.waitJob(created.Name, 3*time.Minute)
@@ -98,7 +102,7 @@ func TestWebhookDetectsNativeSidecars(t *testing.T) {
 	pod := s.jobPods(done, 1)[0]
 	expectPhase(t, pod, corev1.PodSucceeded)
 	injected := hook.waitEvent(t, time.Minute, func(e webhookEvent) bool {
-		return e.Msg == "injected" && e.Namespace == s.ns && e.Form != ""
+		return e.Msg == "injected" && e.Namespace == s.ns && strings.HasPrefix(e.Pod, job.Name+"-") && e.Form != ""
 	})
 	if !native && injected.Form != string(inject.FormPair) {
 		t.Errorf("without native sidecars, auto gave form %q (%s); want the pair", injected.Form, injected.Reason)
@@ -106,8 +110,8 @@ func TestWebhookDetectsNativeSidecars(t *testing.T) {
 	if injected.Reason == "" && injected.Form == string(inject.FormNative) {
 		t.Errorf("form native without a reason: %+v", injected)
 	}
-	if got := hook.metric(t, `job_signal_webhook_injected_pods_total{form="`+injected.Form+`"}`); got != 1 {
-		t.Errorf("injected Pods of form %s: %v, want 1", injected.Form, got)
+	if got := counted(injected.Form) - before[injected.Form]; got != 1 {
+		t.Errorf("injected Pods of form %s: %v more, want 1", injected.Form, got)
 	}
 	if injected.Form == string(inject.FormPair) {
 		expectLayout(t, pod, job.Spec.Template.Spec)
