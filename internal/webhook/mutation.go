@@ -32,6 +32,9 @@ type mutated struct {
 func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) (m mutated, nothing string, err error) {
 	target := c.target()
 	plan, err := inject.PrepareFor(raw, target)
+	if errors.Is(err, inject.ErrNotNative) {
+		return m, "", fail(reasonNotNative, err)
+	}
 	if err != nil {
 		return m, "", fail(reasonRefused, err)
 	}
@@ -62,6 +65,9 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 		}
 	}
 	res, err := plan.Inject(images, cmp.Or(c.Installer, version.Image))
+	if errors.Is(err, inject.ErrNotNative) {
+		return m, "", fail(reasonNotNative, err)
+	}
 	if err != nil {
 		return m, "", fail(reasonRefused, err)
 	}
@@ -69,6 +75,8 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 	if m.form == "" && len(m.ops) > 0 {
 		m.form = inject.FormPair // an inject that does not name its form makes the pair
 	}
+	// inject refuses such a Pod itself (ErrNotNative, above); this keeps
+	// the webhook to its mode whatever inject answers.
 	if target.Mode == inject.ModeNative && m.form == inject.FormPair {
 		return mutated{}, "", fail(reasonNotNative, fmt.Errorf("mode native: %s",
 			cmp.Or(m.why, "its sidecars do not map onto native sidecars")))
