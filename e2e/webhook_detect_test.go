@@ -64,9 +64,9 @@ func TestDetect(t *testing.T) {
 // TestWebhookDetectsNativeSidecars: the shipped webhook in mode auto (the
 // chart's default) checks its cluster at start, as its shipped
 // ServiceAccount, and says so in its log and metrics: native sidecars on
-// 1.37, none on 1.30. A Job's Pod it then injects is logged and counted
-// with its form; where the cluster has no native sidecars, auto gives the
-// pair and the Job completes.
+// 1.37, none on 1.30. A Job's Pod with a classic sidecar it then injects
+// is logged and counted with its form, native sidecars on 1.37 and the
+// pair on 1.30, and the Job completes.
 func TestWebhookDetectsNativeSidecars(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, "webhook-detect", map[string]string{inject.LabelInject: "enabled"})
@@ -104,17 +104,20 @@ func TestWebhookDetectsNativeSidecars(t *testing.T) {
 	injected := hook.waitEvent(t, time.Minute, func(e webhookEvent) bool {
 		return e.Msg == "injected" && e.Namespace == s.ns && strings.HasPrefix(e.Pod, job.Name+"-") && e.Form != ""
 	})
-	if !native && injected.Form != string(inject.FormPair) {
-		t.Errorf("without native sidecars, auto gave form %q (%s); want the pair", injected.Form, injected.Reason)
-	}
-	if injected.Reason == "" && injected.Form == string(inject.FormNative) {
-		t.Errorf("form native without a reason: %+v", injected)
+	// The classic sidecar needs nothing native sidecars lack: native
+	// where the cluster has them, the pair where it has not.
+	t.Logf("the Job's Pod: form %s (%s)", injected.Form, injected.Reason)
+	if want := map[bool]inject.Form{true: inject.FormNative, false: inject.FormPair}[native]; injected.Form != string(want) {
+		t.Errorf("auto gave form %q (%s); want %s", injected.Form, injected.Reason, want)
 	}
 	if got := counted(injected.Form) - before[injected.Form]; got != 1 {
 		t.Errorf("injected Pods of form %s: %v more, want 1", injected.Form, got)
 	}
 	if injected.Form == string(inject.FormPair) {
 		expectLayout(t, pod, job.Spec.Template.Spec)
+	} else if len(pod.Spec.InitContainers) != 1 || pod.Spec.InitContainers[0].RestartPolicy == nil ||
+		*pod.Spec.InitContainers[0].RestartPolicy != corev1.ContainerRestartPolicyAlways || len(pod.Spec.Containers) != 1 {
+		t.Errorf("form native: init containers %+v, %d containers; want the sidecar as the one native sidecar", pod.Spec.InitContainers, len(pod.Spec.Containers))
 	}
 }
 
