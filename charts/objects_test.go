@@ -1,3 +1,6 @@
+// One test walks every object the chart renders (the webhook's flags parsed by its own parser, its reach,
+// the Roles, the NetworkPolicy, the generated certificate): long because they are checked together, as one
+// release, against the same values.
 package charts_test
 
 import (
