@@ -1,3 +1,6 @@
+// One test walks every object the chart renders (the webhook's flags parsed by its own parser, its reach,
+// the Roles, the NetworkPolicy, the generated certificate): long because they are checked together, as one
+// release, against the same values.
 package charts_test
 
 import (
@@ -19,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
+	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/webhook"
 )
 
@@ -33,12 +37,13 @@ type objects struct {
 	secrets      []*corev1.Secret
 	roleBindings []*rbacv1.RoleBinding
 	clusterRoles map[string]*rbacv1.ClusterRole
+	roles        map[string]*rbacv1.Role     // by namespace/name
 	other        map[string][]map[string]any // kinds of other APIs (cert-manager, the Prometheus Operator), by kind
 }
 
 func decode(t *testing.T, out string) objects {
 	t.Helper()
-	o := objects{clusterRoles: map[string]*rbacv1.ClusterRole{}, other: map[string][]map[string]any{}}
+	o := objects{clusterRoles: map[string]*rbacv1.ClusterRole{}, roles: map[string]*rbacv1.Role{}, other: map[string][]map[string]any{}}
 	for _, doc := range strings.Split("\n"+out, "\n---\n") {
 		var meta struct {
 			Kind       string
@@ -76,6 +81,8 @@ func decode(t *testing.T, out string) objects {
 			into = b
 		case "ClusterRole":
 			into = &rbacv1.ClusterRole{}
+		case "Role":
+			into = &rbacv1.Role{}
 		case "ServiceAccount":
 			into = &corev1.ServiceAccount{}
 		case "ClusterRoleBinding":
@@ -96,8 +103,11 @@ func decode(t *testing.T, out string) objects {
 		if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
 			t.Fatalf("%s: %v", meta.Kind, err)
 		}
-		if r, ok := into.(*rbacv1.ClusterRole); ok {
+		switch r := into.(type) {
+		case *rbacv1.ClusterRole:
 			o.clusterRoles[r.Name] = r
+		case *rbacv1.Role:
+			o.roles[r.Namespace+"/"+r.Name] = r
 		}
 	}
 	if o.deployment == nil || o.config == nil || o.service == nil {
@@ -155,19 +165,49 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 		}
 	}
 	var bound []string
+	detect := 0
 	for _, b := range o.roleBindings {
+		if len(b.Subjects) != 1 || b.Subjects[0].Name != pod.Spec.ServiceAccountName || b.Subjects[0].Namespace != ns {
+			t.Errorf("RoleBinding in %s: subjects %+v, want the webhook's ServiceAccount", b.Namespace, b.Subjects)
+		}
+		if b.RoleRef.Kind == "Role" {
+			detect++
+			checkDetectRole(t, b, o.roles[b.Namespace+"/"+b.RoleRef.Name], ns)
+			continue
+		}
 		bound = append(bound, b.Namespace)
 		role := o.clusterRoles[b.RoleRef.Name]
 		if role == nil || len(role.Rules) != 1 || !slices.Equal(role.Rules[0].Resources, []string{"secrets"}) || !slices.Equal(role.Rules[0].Verbs, []string{"get"}) {
 			t.Errorf("RoleBinding in %s binds %s, want the role that may get secrets only", b.Namespace, b.RoleRef.Name)
 		}
-		if len(b.Subjects) != 1 || b.Subjects[0].Name != pod.Spec.ServiceAccountName || b.Subjects[0].Namespace != ns {
-			t.Errorf("RoleBinding in %s: subjects %+v, want the webhook's ServiceAccount", b.Namespace, b.Subjects)
-		}
 	}
 	slices.Sort(bound)
 	if !slices.Equal(bound, secretNamespaces) {
 		t.Errorf("the webhook may read Secrets in %v, want %v", bound, secretNamespaces)
+	}
+	mode, err := inject.ParseMode(cmd.Mode)
+	switch {
+	case err != nil:
+		t.Error(err)
+	case mode == inject.ModePair && detect != 0:
+		t.Errorf("mode pair checks nothing, yet %d RoleBindings let the webhook create Pods", detect)
+	case mode != inject.ModePair && (detect != 1 || cmd.Namespace != ""):
+		t.Errorf("mode %s: %d RoleBindings for the dry run, --namespace=%q; want one, and the Pod's own namespace (%s)", mode, detect, cmd.Namespace, ns)
+	}
+}
+
+// checkDetectRole: the one right to create anything is create on pods, in
+// the webhook's own namespace, for the dry run that asks whether the API
+// server keeps native sidecars.
+func checkDetectRole(t *testing.T, b *rbacv1.RoleBinding, role *rbacv1.Role, ns string) {
+	t.Helper()
+	if b.Namespace != ns || role == nil {
+		t.Errorf("RoleBinding %s/%s binds Role %s: want one in the webhook's namespace %s, of a Role there", b.Namespace, b.Name, b.RoleRef.Name, ns)
+		return
+	}
+	if len(role.Rules) != 1 || !slices.Equal(role.Rules[0].APIGroups, []string{""}) || !slices.Equal(role.Rules[0].Resources, []string{"pods"}) ||
+		!slices.Equal(role.Rules[0].Verbs, []string{"create"}) || len(role.Rules[0].ResourceNames) != 0 {
+		t.Errorf("Role %s/%s: %+v, want create on pods only", role.Namespace, role.Name, role.Rules)
 	}
 }
 
@@ -364,6 +404,8 @@ func TestValueErrors(t *testing.T) {
 		{[]string{"clientAuth.enabled=true"}, "set clientAuth.caSecret or clientAuth.caConfigMap"},
 		{[]string{"timeoutSeconds=60"}, "timeoutSeconds"},
 		{[]string{"registryTimeout=5"}, "registryTimeout"},
+		{[]string{"mode=sidecars"}, "mode"},
+		{[]string{"detectInterval=10"}, "detectInterval"},
 	} {
 		_, err := render(t, "", tc.set...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -19,11 +19,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// plugin runs `kubectl job-signal inject` with the cluster's kubeconfig,
-// as a user would, on stdin, and returns the Job it wrote and its stderr.
+// plugin runs `kubectl job-signal inject --mode pair` with the cluster's
+// kubeconfig, as a user would, on stdin, and returns the Job it wrote and
+// its stderr. The pair: its install container is what LimitRanges are
+// fitted for (native sidecars add no container).
 func plugin(t *testing.T, s *space, stdin []byte, args ...string) (*batchv1.Job, string) {
 	t.Helper()
-	cmd := exec.CommandContext(s.ctx, filepath.Join(kube.BinDir(), "kubectl"), append([]string{"job-signal", "inject", "-f", "-"}, args...)...)
+	cmd := exec.CommandContext(s.ctx, filepath.Join(kube.BinDir(), "kubectl"), append([]string{"job-signal", "inject", "--mode", "pair", "-f", "-"}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+workBin()+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+kube.Kubeconfig())
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer

@@ -132,7 +132,9 @@ func expectSameAsCLI(t *testing.T, s *space, untouched, viaWebhook *corev1.Pod) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(s.ctx, filepath.Join(kube.BinDir(), "kubectl"), "job-signal", "inject", "-f", "-")
+	// The webhook runs in mode pair here (startWebhook); the plugin, online,
+	// would choose native sidecars on a cluster that has them.
+	cmd := exec.CommandContext(s.ctx, filepath.Join(kube.BinDir(), "kubectl"), "job-signal", "inject", "--mode", "pair", "-f", "-")
 	cmd.Env = append(os.Environ(), "PATH="+workBin()+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+kube.Kubeconfig())
 	cmd.Stdin = bytes.NewReader(text)
 	var stdout, stderr bytes.Buffer

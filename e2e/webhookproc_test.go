@@ -53,6 +53,11 @@ type webhookEvent struct {
 	Addr      string      `json:"addr"`
 	Metrics   string      `json:"metricsAddr"`
 	Elapsed   logDuration `json:"elapsed"`
+	// The form a Pod was given, and the cluster as checked.
+	Form           string `json:"form"`
+	Mode           string `json:"mode"`
+	NativeSidecars *bool  `json:"nativeSidecars"`
+	KubeVersion    string `json:"kubeVersion"`
 }
 
 // logDuration is a duration in a log line, written as Go writes it
@@ -72,7 +77,11 @@ func (d *logDuration) UnmarshalJSON(b []byte) error {
 // startWebhook runs job-signal-webhook with a fresh certificate for
 // 127.0.0.1, a kubeconfig of the shipped ServiceAccount, debug logs in
 // JSON and flags (a --listen among them replaces the default, a free
-// port); it returns once the webhook has said where it listens.
+// port); it returns once the webhook has said where it listens. Its mode
+// is pair unless flags give --mode: the tests that assert job-signal's
+// pair ask for it, where the shipped auto would give native sidecars on a
+// cluster that has them. Its namespace is the shipped one, where the
+// shipped Role lets it create the dry-run Pod that checks the cluster.
 func startWebhook(t *testing.T, flags ...string) *webhookProcess {
 	t.Helper()
 	return startWebhookBinary(t, filepath.Join(workBin(), "job-signal-webhook"), nil, flags...)
@@ -96,7 +105,8 @@ func startWebhookBinary(t *testing.T, bin string, env []string, flags ...string)
 		t.Fatal(err)
 	}
 	args := append([]string{"--listen=127.0.0.1:0", "--tls-cert-file=" + cert, "--tls-key-file=" + key,
-		"--kubeconfig=" + webhookKubeconfig(t, dir), "--log-format=json", "--log-level=debug"}, flags...)
+		"--kubeconfig=" + webhookKubeconfig(t, dir), "--log-format=json", "--log-level=debug",
+		"--mode=pair", "--namespace=" + chartNamespace}, flags...)
 	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), ca: kube.CAPEM(), exited: make(chan struct{})}
 	logFile, err := os.Create(w.logPath)
 	if err != nil {
@@ -121,24 +131,8 @@ func startWebhookBinary(t *testing.T, bin string, env []string, flags ...string)
 			t.Logf("job-signal-webhook's log:\n%s", log)
 		}
 	})
-	deadline := time.Now().Add(time.Minute)
-	for {
-		for _, e := range w.events(t) {
-			if e.Msg == "serving" && e.Addr != "" {
-				w.addr = e.Addr
-				return w
-			}
-		}
-		select {
-		case <-w.exited:
-			log, _ := os.ReadFile(w.logPath)
-			t.Fatalf("job-signal-webhook exited at start (%v):\n%s", w.cmd.ProcessState, log)
-		case <-time.After(20 * time.Millisecond): // a log file has no watch here: poll it, bounded
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("job-signal-webhook did not log its address within a minute")
-		}
-	}
+	w.addr = w.waitEvent(t, time.Minute, func(e webhookEvent) bool { return e.Msg == "serving" && e.Addr != "" }).Addr
+	return w
 }
 
 // stop sends SIGTERM to the webhook's PID, and SIGKILL after 10 s.
@@ -153,6 +147,28 @@ func (w *webhookProcess) stop(t *testing.T) {
 			<-w.exited
 		}
 	})
+}
+
+// waitEvent waits, up to timeout, for a log line that match accepts, and
+// returns it.
+func (w *webhookProcess) waitEvent(t *testing.T, timeout time.Duration, match func(webhookEvent) bool) webhookEvent {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, e := range w.events(t) {
+			if match(e) {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job-signal-webhook did not log the line awaited within %s", timeout)
+		}
+		select {
+		case <-w.exited:
+			t.Fatalf("job-signal-webhook exited (%v)", w.cmd.ProcessState)
+		case <-time.After(50 * time.Millisecond): // a log file has no watch here: poll it, bounded
+		}
+	}
 }
 
 // events are the webhook's log lines so far.
@@ -181,6 +197,8 @@ type shippedWebhook struct {
 	serviceAccount *corev1.ServiceAccount
 	roles          []*rbacv1.ClusterRole
 	bindings       []*rbacv1.ClusterRoleBinding
+	nsRoles        []*rbacv1.Role        // in its own namespace: the dry run's
+	nsBindings     []*rbacv1.RoleBinding // likewise
 	config         *admissionregistrationv1.MutatingWebhookConfiguration
 }
 
@@ -196,6 +214,10 @@ func readShippedWebhook(t *testing.T) shippedWebhook {
 			s.roles = append(s.roles, o)
 		case *rbacv1.ClusterRoleBinding:
 			s.bindings = append(s.bindings, o)
+		case *rbacv1.Role:
+			s.nsRoles = append(s.nsRoles, o)
+		case *rbacv1.RoleBinding:
+			s.nsBindings = append(s.nsBindings, o)
 		case *admissionregistrationv1.MutatingWebhookConfiguration:
 			s.config = o
 		}
@@ -212,7 +234,8 @@ var webhookRBAC struct {
 }
 
 // webhookKubeconfig creates, once, the shipped Namespace, ServiceAccount,
-// ClusterRoles and ClusterRoleBinding, and writes a kubeconfig with a token
+// ClusterRoles and ClusterRoleBinding, the Role and RoleBinding in its
+// namespace (the dry run's), and writes a kubeconfig with a token
 // of that ServiceAccount: the webhook reads LimitRanges, and pull secrets
 // where enableNamespace let it, with exactly the rights the manifests
 // give it.
@@ -237,6 +260,14 @@ func webhookKubeconfig(t *testing.T, dir string) string {
 		}
 		for _, binding := range s.bindings {
 			_, err = client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+			create(err)
+		}
+		for _, role := range s.nsRoles {
+			_, err = client.RbacV1().Roles(role.Namespace).Create(ctx, role, metav1.CreateOptions{})
+			create(err)
+		}
+		for _, binding := range s.nsBindings {
+			_, err = client.RbacV1().RoleBindings(binding.Namespace).Create(ctx, binding, metav1.CreateOptions{})
 			create(err)
 		}
 	})

@@ -28,6 +28,9 @@ type shipped struct {
 	network    *networkingv1.NetworkPolicy
 	roles      map[string]*rbacv1.ClusterRole
 	bindings   []*rbacv1.ClusterRoleBinding
+	// nsRoles and nsBindings: only for the dry run, in its own namespace.
+	nsRoles    []*rbacv1.Role
+	nsBindings []*rbacv1.RoleBinding
 }
 
 func readShipped(t *testing.T) shipped {
@@ -62,8 +65,14 @@ func readShipped(t *testing.T) shipped {
 			b := &rbacv1.ClusterRoleBinding{}
 			into = b
 			s.bindings = append(s.bindings, b)
-		case "Role", "RoleBinding":
-			t.Fatalf("webhook.yaml has a %s: per-namespace access is enable-namespace.sh's", meta.Kind)
+		case "Role":
+			r := &rbacv1.Role{}
+			into = r
+			s.nsRoles = append(s.nsRoles, r)
+		case "RoleBinding":
+			b := &rbacv1.RoleBinding{}
+			into = b
+			s.nsBindings = append(s.nsBindings, b)
 		default:
 			continue
 		}
@@ -214,7 +223,8 @@ func TestNetworkPolicy(t *testing.T) {
 
 // TestRBAC: the webhook reads LimitRanges everywhere and nothing else
 // cluster-wide; the Secrets role is bound only per namespace, by
-// enable-namespace.sh.
+// enable-namespace.sh; in its own namespace it may create Pods, for the
+// dry run that asks whether the API server keeps native sidecars.
 func TestRBAC(t *testing.T) {
 	s := readShipped(t)
 	for _, b := range s.bindings {
@@ -231,6 +241,22 @@ func TestRBAC(t *testing.T) {
 	secrets := s.roles["job-signal-webhook-pull-secrets"]
 	if secrets == nil || len(secrets.Rules) != 1 || !slices.Equal(secrets.Rules[0].Resources, []string{"secrets"}) || !slices.Equal(secrets.Rules[0].Verbs, []string{"get"}) {
 		t.Fatalf("ClusterRole job-signal-webhook-pull-secrets: %+v, want get secrets", secrets)
+	}
+	// Per namespace, only the dry run's right, in its own namespace: the
+	// Secrets of other namespaces are enable-namespace.sh's to grant.
+	ns := s.deployment.Namespace
+	for _, r := range s.nsRoles {
+		if r.Namespace != ns || len(r.Rules) != 1 || !slices.Equal(r.Rules[0].Resources, []string{"pods"}) || !slices.Equal(r.Rules[0].Verbs, []string{"create"}) {
+			t.Errorf("Role %s/%s: %+v; want only create on pods, in %s (the dry run)", r.Namespace, r.Name, r.Rules, ns)
+		}
+	}
+	for _, b := range s.nsBindings {
+		if b.Namespace != ns || b.RoleRef.Kind != "Role" || len(s.nsRoles) != 1 || b.RoleRef.Name != s.nsRoles[0].Name {
+			t.Errorf("RoleBinding %s/%s binds %s %s; want the dry run's Role, in %s", b.Namespace, b.Name, b.RoleRef.Kind, b.RoleRef.Name, ns)
+		}
+	}
+	if len(s.nsRoles) != 1 || len(s.nsBindings) != 1 {
+		t.Errorf("%d Roles and %d RoleBindings; want one of each, for the dry run in %s", len(s.nsRoles), len(s.nsBindings), ns)
 	}
 	script, err := os.ReadFile("../../manifests/webhook/enable-namespace.sh")
 	if err != nil {

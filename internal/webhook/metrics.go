@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/job-signal/job-signal/inject"
 )
 
 // Metrics are what operators watch, in the Prometheus text format at
@@ -18,6 +20,9 @@ type Metrics struct {
 	duration   *prometheus.HistogramVec
 	inFlight   prometheus.Gauge
 	lookups    *prometheus.HistogramVec
+	forms      *prometheus.CounterVec
+	checks     *prometheus.CounterVec
+	native     *prometheus.GaugeVec
 }
 
 // NewMetrics registers the webhook's metrics, and the Go runtime's and
@@ -43,8 +48,23 @@ func NewMetrics() *Metrics {
 			Help:    "Image lookups in registries and how long they took, by result: cached (the cache answered, after the access check), fetched, or the class of the failure (timeout, network, server, busy, denied, notfound, toolarge, invalid).",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"result"}),
+		forms: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "job_signal_webhook_injected_pods_total",
+			Help: "Pods changed by the webhook, by the form they were given: pair (job-signal and sidecar-watch) or native (native sidecars).",
+		}, []string{"form"}),
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "job_signal_webhook_cluster_checks_total",
+			Help: "Checks of what the cluster offers (its version; whether its API server keeps native sidecars), by result: ok or failed (the last good answer is kept).",
+		}, []string{"result"}),
+		native: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "job_signal_webhook_native_sidecars",
+			Help: "1 when the API server keeps native sidecars (an init container's restartPolicy Always), 0 when it drops them, as last checked; version is the Kubernetes version it reports. No sample before the first answer.",
+		}, []string{"version"}),
 	}
-	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.lookups,
+	for _, f := range []string{"pair", "native"} {
+		m.forms.WithLabelValues(f) // shown at 0 before the first Pod
+	}
+	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.lookups, m.forms, m.checks, m.native,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -57,6 +77,27 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) admitted(o outcome, reason string, elapsed time.Duration) {
 	m.admissions.WithLabelValues(string(o), reason).Inc()
 	m.duration.WithLabelValues(string(o)).Observe(elapsed.Seconds())
+}
+
+// injectedForm counts one Pod changed, by its form.
+func (m *Metrics) injectedForm(f inject.Form) { m.forms.WithLabelValues(string(f)).Inc() }
+
+// clusterCheck counts one check of the cluster.
+func (m *Metrics) clusterCheck(ok bool) {
+	m.checks.WithLabelValues(map[bool]string{true: "ok", false: "failed"}[ok]).Inc()
+}
+
+// maxVersionLabel bounds the version label: the API server's text.
+const maxVersionLabel = 64
+
+// setCluster shows a good answer of a check: one sample, of its version.
+func (m *Metrics) setCluster(cl inject.Cluster) {
+	m.native.Reset()
+	v := 0.0
+	if cl.NativeSidecars {
+		v = 1
+	}
+	m.native.WithLabelValues(inject.OneLine(cl.Version, maxVersionLabel)).Set(v)
 }
 
 // Lookup counts one image lookup (resolve.Resolver's OnLookup).

@@ -55,6 +55,11 @@ type Config struct {
 	ClientCAFile string
 	Log          *slog.Logger
 	Metrics      *Metrics // nil: NewMetrics()
+	// Mode is the form the webhook gives Pods (empty: the pair); with
+	// auto, the cluster WatchCluster last detected decides.
+	Mode inject.Mode
+
+	cluster atomic.Pointer[inject.Cluster] // WatchCluster's last good answer; nil: not known
 
 	once     sync.Once
 	inFlight atomic.Int64
@@ -145,7 +150,7 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		log.Info("left as it is: job-signal was added to it by hand")
 		return resp, unchanged, reasonHandWired
 	}
-	patch, warnings, nothing, err := c.mutate(ctx, req.Namespace, req.Object.Raw, pod)
+	m, nothing, err := c.mutate(ctx, req.Namespace, req.Object.Raw, pod)
 	switch {
 	case err != nil:
 		return c.answer(req.UID, req.Object.Raw, pod, err, log)
@@ -153,15 +158,16 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		log.Debug("not injected", "reason", nothing)
 		return resp, unchanged, reasonNothingToDo
 	}
-	if len(patch) == 0 { // injected already: the API server's second call, after other admission plugins
-		log.Debug("injected", "warnings", len(warnings), "changes", 0)
+	if len(m.ops) == 0 { // injected already: the API server's second call, after other admission plugins
+		log.Debug("injected", "warnings", len(m.warnings), "changes", 0)
 	} else {
-		log.Info("injected", "warnings", len(warnings))
+		log.Info("injected", "form", m.form, "reason", oneLine(m.why, maxReason), "warnings", len(m.warnings))
+		c.Metrics.injectedForm(m.form)
 	}
-	for _, w := range warnings {
+	for _, w := range m.warnings {
 		resp.Warnings = append(resp.Warnings, oneLine("job-signal: "+w, maxReason))
 	}
-	setPatch(resp, patch, log)
+	setPatch(resp, m.ops, log)
 	return resp, injected, reasonNone
 }
 

@@ -16,16 +16,30 @@ import (
 	"github.com/job-signal/job-signal/internal/version"
 )
 
-// mutate injects pod (raw, as the API server sent it) and returns the
-// changes, decided once by inject, as JSON Patch operations on raw; or
-// why the Pod needs nothing; or a failure saying why it cannot.
-func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) (ops []inject.Op, warnings []string, nothing string, err error) {
-	plan, err := inject.Prepare(raw)
+// mutated is what mutate decided for a Pod that needs job-signal: the
+// changes, as JSON Patch operations on the Pod as the API server sent
+// it, warnings for the user, and the form chosen and why.
+type mutated struct {
+	ops      []inject.Op
+	warnings []string
+	form     inject.Form
+	why      string
+}
+
+// mutate injects pod (raw, as the API server sent it) in the form the
+// webhook's mode and cluster choose (target), decided once by inject; or
+// says why the Pod needs nothing; or fails saying why it cannot.
+func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) (m mutated, nothing string, err error) {
+	target := c.target()
+	plan, err := inject.PrepareFor(raw, target)
+	if errors.Is(err, inject.ErrNotNative) {
+		return m, "", fail(reasonNotNative, err)
+	}
 	if err != nil {
-		return nil, nil, "", fail(reasonRefused, err)
+		return m, "", fail(reasonRefused, err)
 	}
 	if why := plan.Nothing(); why != "" {
-		return nil, nil, why, nil
+		return m, why, nil
 	}
 	var images map[string]inject.ImageConfig
 	if needs := plan.Needs(); len(needs) > 0 {
@@ -33,7 +47,7 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 		defer cancel()
 		keychain, notes, err := c.keychain(ctx, namespace, pod)
 		if err != nil {
-			return nil, nil, "", err
+			return m, "", err
 		}
 		platform := resolve.Platform{OS: "linux", Architecture: pod.Spec.NodeSelector[corev1.LabelArchStable]}
 		images, err = c.Resolver.Resolve(ctx, needs, keychain, platform)
@@ -45,29 +59,43 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 				err = fmt.Errorf("%w (%s)", err, strings.Join(notes, "; "))
 			}
 			if resolve.Transient(err) {
-				return nil, nil, "", fail(reasonRegistry, err)
+				return m, "", fail(reasonRegistry, err)
 			}
-			return nil, nil, "", fail(reasonImage, err)
+			return m, "", fail(reasonImage, err)
 		}
 	}
 	res, err := plan.Inject(images, cmp.Or(c.Installer, version.Image))
-	if err != nil {
-		return nil, nil, "", fail(reasonRefused, err)
+	if errors.Is(err, inject.ErrNotNative) {
+		return m, "", fail(reasonNotNative, err)
 	}
-	ops = res.Ops
-	if c.LimitRanges != nil && len(ops) > 0 {
+	if err != nil {
+		return m, "", fail(reasonRefused, err)
+	}
+	m = mutated{ops: res.Ops, warnings: res.Warnings, form: res.Form, why: res.Reason}
+	if m.form == "" && len(m.ops) > 0 {
+		m.form = inject.FormPair // an inject that does not name its form makes the pair
+	}
+	// inject refuses such a Pod itself (ErrNotNative, above); this keeps
+	// the webhook to its mode whatever inject answers.
+	if target.Mode == inject.ModeNative && m.form == inject.FormPair {
+		return mutated{}, "", fail(reasonNotNative, fmt.Errorf("mode native: %s",
+			cmp.Or(m.why, "its sidecars do not map onto native sidecars")))
+	}
+	// Only the pair adds a container (job-signal's install container) for
+	// the namespace's LimitRanges to fit: native sidecars are the Pod's own.
+	if c.LimitRanges != nil && len(m.ops) > 0 && m.form == inject.FormPair {
 		ranges, err := c.LimitRanges(namespace)
 		if err != nil {
-			return nil, nil, "", fail(reasonAPI, fmt.Errorf("read the LimitRanges of namespace %s: %w", namespace, err))
+			return mutated{}, "", fail(reasonAPI, fmt.Errorf("read the LimitRanges of namespace %s: %w", namespace, err))
 		}
-		if ops, err = fitOps(raw, ops, ranges); err != nil {
-			return nil, nil, "", fail(reasonLimitRange, err)
+		if m.ops, err = fitOps(raw, m.ops, ranges); err != nil {
+			return mutated{}, "", fail(reasonLimitRange, err)
 		}
 	}
-	if err := inject.CheckAnnotations(pod.Annotations, ops); err != nil {
-		return nil, nil, "", fail(reasonAnnotations, err)
+	if err := inject.CheckAnnotations(pod.Annotations, m.ops); err != nil {
+		return mutated{}, "", fail(reasonAnnotations, err)
 	}
-	return ops, res.Warnings, "", nil
+	return m, "", nil
 }
 
 // keychain is the Pod's pull secrets, then the webhook's own Docker

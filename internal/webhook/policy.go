@@ -36,6 +36,7 @@ const (
 	reasonBusy          = "busy"          // too many requests at once
 	reasonRequestTooBig = "request_size"  // an AdmissionReview over maxBody
 	reasonInternal      = "internal"      // a bug: a panic while reviewing
+	reasonNotNative     = "not_native"    // mode native, and the Pod's sidecars do not map onto native sidecars
 )
 
 // failureClass is one kind of failure, with whether it may pass: one row of policyTable.
@@ -55,6 +56,7 @@ var policyTable = []failureClass{
 	{reasonBusy, true, "more than `--max-in-flight` (64) requests at once, or a large request that cannot get its share of memory within 2 s"},
 	{reasonInternal, true, "a bug: the webhook panicked while reviewing the Pod"},
 	{reasonRefused, false, "a shape inject refuses (the field is named), a Windows Pod, pod-level requests below what the containers need"},
+	{reasonNotNative, false, "`--mode native`, and a sidecar needs what native sidecars lack (the reason names it): use mode auto for the pair there"},
 	{reasonLimitRange, false, "a LimitRange of the namespace leaves the install container no room"},
 	{reasonAnnotations, false, "with the record, the Pod's annotations would exceed the API server's 256 KiB"},
 	{reasonImage, false, "the registry refuses the image (401/403), does not know it (404), or serves it over a bound or against its digest; a pull secret that is not one"},

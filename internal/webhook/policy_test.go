@@ -47,7 +47,7 @@ func TestVerdict(t *testing.T) {
 func TestPolicyTable(t *testing.T) {
 	want := map[string]bool{
 		reasonRegistry: true, reasonAPI: true, reasonBusy: true, reasonInternal: true,
-		reasonRefused: false, reasonLimitRange: false, reasonAnnotations: false, reasonImage: false,
+		reasonRefused: false, reasonNotNative: false, reasonLimitRange: false, reasonAnnotations: false, reasonImage: false,
 		reasonUnreadable: false, reasonRequestTooBig: false,
 	}
 	seen := map[string]bool{}
