@@ -11,10 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/job-signal/job-signal/inject"
 )
@@ -25,61 +22,27 @@ import (
 
 // chartModeFlags are the webhook's flags for the chart's mode value, as
 // the chart's Deployment gives them (what `helm install --set mode=MODE`
-// runs): its --mode, and the namespace it checks the cluster in, the
-// release's (its Pod's, where the chart gives no --namespace). The chart's
-// Roles there (the dry-run Pod of that check) are created as helm would.
+// runs): --mode and --detect-interval. startWebhook gives the namespace
+// the chart's Role lets it check the cluster in, its Pod's.
 func chartModeFlags(t *testing.T, mode inject.Mode) []string {
 	t.Helper()
 	source, objects := renderChart(t, "mode="+string(mode))
 	var flags []string
-	namespace := false
 	for _, obj := range objects {
-		switch o := obj.(type) {
-		case *appsv1.Deployment:
-			for _, c := range o.Spec.Template.Spec.Containers {
+		if d, ok := obj.(*appsv1.Deployment); ok {
+			for _, c := range d.Spec.Template.Spec.Containers {
 				for _, a := range c.Args {
-					name, _, _ := strings.Cut(a, "=")
-					if name == "--mode" || name == "--namespace" {
+					if name, _, _ := strings.Cut(a, "="); name == "--mode" || name == "--detect-interval" {
 						flags = append(flags, a)
-						namespace = namespace || name == "--namespace"
 					}
 				}
 			}
-		case *rbacv1.Role:
-			createChartObject(t, o, func() error {
-				_, err := kube.Client().RbacV1().Roles(chartNamespace).Create(t.Context(), o, metav1.CreateOptions{})
-				return err
-			})
-		case *rbacv1.RoleBinding:
-			createChartObject(t, o, func() error {
-				_, err := kube.Client().RbacV1().RoleBindings(chartNamespace).Create(t.Context(), o, metav1.CreateOptions{})
-				return err
-			})
 		}
 	}
-	if len(flags) == 0 && mode != inject.ModeAuto { // auto is the webhook's default
-		t.Fatalf("%s: the Deployment's args have no --mode: the chart's mode value does not reach the webhook", source)
-	}
-	if !namespace {
-		flags = append(flags, "--namespace="+chartNamespace)
+	if !slices.Contains(flags, "--mode="+string(mode)) {
+		t.Fatalf("%s: the Deployment's args %v lack --mode=%s: the chart's mode value does not reach the webhook", source, flags, mode)
 	}
 	return flags
-}
-
-// createChartObject creates one of the chart's objects in its namespace
-// (made by webhookKubeconfig's first call); one made already is fine.
-func createChartObject(t *testing.T, obj metav1.Object, create func() error) {
-	t.Helper()
-	if ns := obj.GetNamespace(); ns != "" && ns != chartNamespace {
-		return // another namespace's (pull secrets): not the webhook's own
-	}
-	obj.SetNamespace(chartNamespace)
-	if _, err := kube.Client().CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chartNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("creating the chart's %s: %v", obj.GetName(), err)
-	}
 }
 
 // injectedRecord is the part of the record annotation that says which form
@@ -105,36 +68,14 @@ func recordOf(t *testing.T, pod *corev1.Pod) injectedRecord {
 	return r
 }
 
-// waitAutoDetected waits until the webhook in mode auto has found native
-// sidecars on a cluster that has them: until then it gives the pair (the
-// cluster not known yet). A dry-run Pod that maps onto native sidecars
-// comes back native once it has. Without native sidecars there is nothing
-// to wait for: the pair before the check and after.
-func waitAutoDetected(t *testing.T, s *space) {
+// waitAutoDetected waits until the webhook has checked its cluster (in
+// mode auto it gives the pair until then, whatever the cluster), and
+// checks that it found what the cluster has.
+func waitAutoDetected(t *testing.T, hook *webhookProcess) {
 	t.Helper()
-	if !kube.NativeSidecars() {
-		return
-	}
-	probe := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "native-probe"},
-		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{
-			{Name: "main", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}},
-			busyboxSidecar("sidecar")}},
-	}
-	began := time.Now()
-	deadline := began.Add(time.Minute)
-	for {
-		got, err := kube.Client().CoreV1().Pods(s.ns).Create(t.Context(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil && inject.Injected(got.Annotations) {
-			if r := recordOf(t, got); r.Form == inject.FormNative {
-				t.Logf("the webhook in mode auto gives native sidecars %v after it was registered", time.Since(began).Round(time.Millisecond))
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the webhook in mode auto still gives the pair a minute after it was registered on a cluster with native sidecars (last: %v, annotations %v)", err, got.GetAnnotations())
-		}
-		time.Sleep(200 * time.Millisecond) // the webhook's check has no event for us: poll, bounded
+	checked := hook.waitEvent(t, time.Minute, func(e webhookEvent) bool { return e.Msg == "cluster checked" })
+	if checked.NativeSidecars == nil || *checked.NativeSidecars != kube.NativeSidecars() {
+		t.Fatalf("the webhook found %+v; the cluster has native sidecars: %v", checked, kube.NativeSidecars())
 	}
 }
 

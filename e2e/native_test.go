@@ -199,7 +199,7 @@ func TestWebhookAutoNativeOrPair(t *testing.T) {
 	pairHook := startWebhook(t, chartModeFlags(t, inject.ModePair)...)
 	registerWebhook(t, autoHook.addr, auto.ns)
 	registerWebhook(t, pairHook.addr, pair.ns)
-	waitAutoDetected(t, auto)
+	waitAutoDetected(t, autoHook)
 	for _, c := range nativeCases() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -80,7 +80,7 @@ func TestJobCompletionOursVsNative(t *testing.T) {
 	served := newSpace(t, "timing-auto", map[string]string{inject.LabelInject: "enabled"})
 	hook := startWebhook(t, chartModeFlags(t, inject.ModeAuto)...)
 	registerWebhook(t, hook.addr, served.ns)
-	waitAutoDetected(t, served)
+	waitAutoDetected(t, hook)
 	var succeeded, exit, create, start [len(timingVariants)][]time.Duration // by timingVariants
 	autoForm := inject.Form("none")
 	for i := 1; i <= rounds; i++ {
