@@ -88,7 +88,7 @@ func expectProxyUsed(s *space, pod *corev1.Pod) {
 	expectLog(s.t, s, pod.Name, "cloud-sql-proxy", "Accepted connection from 127.0.0.1")
 }
 
-// nativeCases are issue 26's cases: a proxy ready on a probe, a quit-URL
+// nativeCases are the cases where native sidecars and the pair must agree: a proxy ready on a probe, a quit-URL
 // proxy, two sidecars with a start order, OnFailure restarts,
 // activeDeadlineSeconds, the Pod deleted, a Job that fails.
 func nativeCases() []nativeCase {
