@@ -20,9 +20,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/yaml"
 
 	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/testing/webhookobjects"
 	"github.com/job-signal/job-signal/internal/webhook"
 )
 
@@ -43,77 +43,12 @@ type objects struct {
 
 func decode(t *testing.T, out string) objects {
 	t.Helper()
-	o := objects{clusterRoles: map[string]*rbacv1.ClusterRole{}, roles: map[string]*rbacv1.Role{}, other: map[string][]map[string]any{}}
-	for _, doc := range strings.Split("\n"+out, "\n---\n") {
-		var meta struct {
-			Kind       string
-			APIVersion string `json:"apiVersion"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
-			t.Fatalf("%v\n%s", err, doc)
-		}
-		var into any
-		switch meta.Kind {
-		case "":
-			continue // comments only
-		case "Deployment":
-			o.deployment = &appsv1.Deployment{}
-			into = o.deployment
-		case "MutatingWebhookConfiguration":
-			o.config = &admissionregistrationv1.MutatingWebhookConfiguration{}
-			into = o.config
-		case "Service":
-			o.service = &corev1.Service{}
-			into = o.service
-		case "PodDisruptionBudget":
-			o.pdb = &policyv1.PodDisruptionBudget{}
-			into = o.pdb
-		case "NetworkPolicy":
-			o.netpol = &networkingv1.NetworkPolicy{}
-			into = o.netpol
-		case "Secret":
-			s := &corev1.Secret{}
-			o.secrets = append(o.secrets, s)
-			into = s
-		case "RoleBinding":
-			b := &rbacv1.RoleBinding{}
-			o.roleBindings = append(o.roleBindings, b)
-			into = b
-		case "ClusterRole":
-			into = &rbacv1.ClusterRole{}
-		case "Role":
-			into = &rbacv1.Role{}
-		case "ServiceAccount":
-			into = &corev1.ServiceAccount{}
-		case "ClusterRoleBinding":
-			into = &rbacv1.ClusterRoleBinding{}
-		case "Namespace":
-			into = &corev1.Namespace{}
-		default:
-			if !strings.HasPrefix(meta.APIVersion, "cert-manager.io/") && !strings.HasPrefix(meta.APIVersion, "monitoring.coreos.com/") {
-				t.Fatalf("unexpected %s %s", meta.APIVersion, meta.Kind)
-			}
-			var m map[string]any
-			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-				t.Fatal(err)
-			}
-			o.other[meta.Kind] = append(o.other[meta.Kind], m)
-			continue
-		}
-		if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
-			t.Fatalf("%s: %v", meta.Kind, err)
-		}
-		switch r := into.(type) {
-		case *rbacv1.ClusterRole:
-			o.clusterRoles[r.Name] = r
-		case *rbacv1.Role:
-			o.roles[r.Namespace+"/"+r.Name] = r
-		}
-	}
-	if o.deployment == nil || o.config == nil || o.service == nil {
+	r := webhookobjects.Decode(t, out)
+	if r.Deployment == nil || r.Config == nil || r.Service == nil {
 		t.Fatal("no Deployment, MutatingWebhookConfiguration or Service rendered")
 	}
-	return o
+	return objects{deployment: r.Deployment, config: r.Config, service: r.Service, pdb: r.PDB, netpol: r.NetworkPolicy,
+		secrets: r.Secrets, roleBindings: r.RoleBindings, clusterRoles: r.ClusterRoles, roles: r.Roles, other: r.Other}
 }
 
 // check holds the rendered objects to what the webhook and the API server

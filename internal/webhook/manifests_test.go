@@ -14,9 +14,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/testing/webhookobjects"
 	"github.com/job-signal/job-signal/internal/webhook"
 )
 
@@ -39,50 +39,9 @@ func readShipped(t *testing.T) shipped {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := shipped{roles: map[string]*rbacv1.ClusterRole{}}
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		var meta struct{ Kind string }
-		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
-			t.Fatal(err)
-		}
-		var into any
-		switch meta.Kind {
-		case "Deployment":
-			s.deployment = &appsv1.Deployment{}
-			into = s.deployment
-		case "MutatingWebhookConfiguration":
-			s.config = &admissionregistrationv1.MutatingWebhookConfiguration{}
-			into = s.config
-		case "NetworkPolicy":
-			s.network = &networkingv1.NetworkPolicy{}
-			into = s.network
-		case "PodDisruptionBudget":
-			s.pdb = &policyv1.PodDisruptionBudget{}
-			into = s.pdb
-		case "ClusterRole":
-			into = &rbacv1.ClusterRole{}
-		case "ClusterRoleBinding":
-			b := &rbacv1.ClusterRoleBinding{}
-			into = b
-			s.bindings = append(s.bindings, b)
-		case "Role":
-			r := &rbacv1.Role{}
-			into = r
-			s.nsRoles = append(s.nsRoles, r)
-		case "RoleBinding":
-			b := &rbacv1.RoleBinding{}
-			into = b
-			s.nsBindings = append(s.nsBindings, b)
-		default:
-			continue
-		}
-		if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
-			t.Fatalf("%s: %v", meta.Kind, err)
-		}
-		if role, ok := into.(*rbacv1.ClusterRole); ok {
-			s.roles[role.Name] = role
-		}
-	}
+	r := webhookobjects.Decode(t, string(data))
+	s := shipped{deployment: r.Deployment, config: r.Config, pdb: r.PDB, network: r.NetworkPolicy, roles: r.ClusterRoles,
+		bindings: r.ClusterRoleBindings, nsRoles: r.RoleList, nsBindings: r.RoleBindings}
 	if s.deployment == nil || s.config == nil || s.pdb == nil || s.network == nil {
 		t.Fatal("webhook.yaml lacks the Deployment, the MutatingWebhookConfiguration, the PodDisruptionBudget or the NetworkPolicy")
 	}
