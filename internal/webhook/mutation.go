@@ -30,8 +30,7 @@ type mutated struct {
 // webhook's mode and cluster choose (target), decided once by inject; or
 // says why the Pod needs nothing; or fails saying why it cannot.
 func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) (m mutated, nothing string, err error) {
-	target := c.target()
-	plan, err := inject.PrepareFor(raw, target)
+	plan, err := inject.PrepareFor(raw, c.target())
 	if errors.Is(err, inject.ErrNotNative) {
 		return m, "", fail(reasonNotNative, err)
 	}
@@ -74,12 +73,6 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 	m = mutated{ops: res.Ops, warnings: res.Warnings, form: res.Form, why: res.Reason}
 	if m.form == "" && len(m.ops) > 0 {
 		m.form = inject.FormPair // an inject that does not name its form makes the pair
-	}
-	// inject refuses such a Pod itself (ErrNotNative, above); this keeps
-	// the webhook to its mode whatever inject answers.
-	if target.Mode == inject.ModeNative && m.form == inject.FormPair {
-		return mutated{}, "", fail(reasonNotNative, fmt.Errorf("mode native: %s",
-			cmp.Or(m.why, "its sidecars do not map onto native sidecars")))
 	}
 	// Only the pair adds a container (job-signal's install container) for
 	// the namespace's LimitRanges to fit: native sidecars are the Pod's own.
