@@ -234,6 +234,20 @@ func generic(v any) (any, error) {
 		if out != nil {
 			return out, nil
 		}
+	case int:
+		return json.Number(strconv.Itoa(v)), nil
+	case []any:
+		if v == nil {
+			return nil, nil
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			var err error
+			if out[i], err = generic(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	case Fields: // the objects inject adds: the last of a key twice, as decoding keeps it
 		out := make(map[string]any, len(v))
 		for _, m := range v {

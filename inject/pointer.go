@@ -19,7 +19,9 @@ func Tokens(pointer string) []string {
 	}
 	parts := strings.Split(pointer[1:], "/")
 	for i, p := range parts {
-		parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+		if strings.IndexByte(p, '~') >= 0 {
+			parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+		}
 	}
 	return parts
 }

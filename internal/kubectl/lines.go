@@ -13,6 +13,7 @@ import (
 type lines struct {
 	text   string
 	starts []int
+	arena  *arena // of the tree being read (parse.go)
 }
 
 func newLines(text string) *lines { return &lines{text: text} }
@@ -22,6 +23,9 @@ func (l *lines) index() {
 	text := l.text
 	l.starts = []int{0}
 	for i := 0; i < len(text); i++ {
+		if c := text[i]; c != '\n' && c != '\r' && c < 0xc2 {
+			continue // not the first byte of a break: the common case, cheaply
+		}
 		if n := yamlBreak(text[i:]); n > 0 {
 			l.starts = append(l.starts, i+n)
 			i += n - 1
@@ -55,6 +59,9 @@ func (l *lines) offset(line, col int) int {
 		return len(l.text)
 	}
 	off := l.starts[line-1]
+	if ascii(l.text[off:min(off+col-1, len(l.text))]) {
+		return min(off+col-1, len(l.text)) // a character a byte
+	}
 	for c := 1; c < col && off < len(l.text); c++ {
 		_, size := utf8.DecodeRuneInString(l.text[off:])
 		off += size
@@ -76,4 +83,13 @@ func (l *lines) lineEnd(off int) int {
 // onlySpaceBefore says whether off is the first non-blank of its line.
 func (l *lines) onlySpaceBefore(off int) bool {
 	return strings.TrimLeft(l.text[l.lineStart(off):off], " ") == ""
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

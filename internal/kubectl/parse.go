@@ -52,7 +52,53 @@ func refuse(line int, what, fix string) error {
 // readYAML builds the tree of a YAML document from yaml.v3's nodes.
 func readYAML(text string, root *yaml.Node) (*snode, error) {
 	l := newLines(text)
+	l.arena = newArena(root)
 	return l.yamlNode(root, 0, 0)
+}
+
+// arena holds a tree's nodes and the slices of its collections, each
+// kind in one allocation: a document's tree lives and dies whole.
+type arena struct {
+	nodes []snode
+	ptrs  []*snode
+	ints  []int
+}
+
+// newArena sizes an arena for the tree of root.
+func newArena(root *yaml.Node) *arena {
+	nodes, kids := 0, 0
+	var count func(n *yaml.Node, depth int)
+	count = func(n *yaml.Node, depth int) {
+		if nodes++; depth > maxDepth {
+			return // yamlNode refuses it
+		}
+		kids += len(n.Content)
+		for _, c := range n.Content {
+			count(c, depth+1)
+		}
+	}
+	count(root, 0)
+	return &arena{nodes: make([]snode, nodes), ptrs: make([]*snode, kids), ints: make([]int, kids)}
+}
+
+func (a *arena) node() *snode {
+	if len(a.nodes) == 0 {
+		return new(snode)
+	}
+	n := &a.nodes[0]
+	a.nodes = a.nodes[1:]
+	return n
+}
+
+// take cuts n items off the front of *from, for a slice that appends up
+// to n without growing into the rest.
+func take[T any](from *[]T, n int) []T {
+	if len(*from) < n {
+		return make([]T, 0, n)
+	}
+	s := (*from)[:0:n]
+	*from = (*from)[n:]
+	return s
 }
 
 func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) {
@@ -64,7 +110,8 @@ func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) 
 	case n.Anchor != "":
 		return nil, refuse(n.Line, "a YAML anchor (&)", "write the value out where it is used, without anchors")
 	}
-	s := &snode{y: n, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
+	s := l.arena.node()
+	*s = snode{y: n, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
 	var err error
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -95,7 +142,7 @@ func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) 
 func (l *lines) yamlMapping(s *snode, n *yaml.Node, parentIndent, depth int) error {
 	s.kind = mapKind
 	n2 := len(n.Content) / 2
-	s.keys, s.kids, s.colon = make([]*snode, 0, n2), make([]*snode, 0, n2), make([]int, 0, n2)
+	s.keys, s.kids, s.colon = take(&l.arena.ptrs, n2), take(&l.arena.ptrs, n2), take(&l.arena.ints, n2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, err := l.yamlNode(n.Content[i], parentIndent, depth+1)
 		if err != nil {
@@ -121,9 +168,9 @@ func (l *lines) yamlMapping(s *snode, n *yaml.Node, parentIndent, depth int) err
 // the offset of each '-' (an empty item is just after it).
 func (l *lines) yamlSequence(s *snode, n *yaml.Node, parentIndent, depth int) error {
 	s.kind = seqKind
-	s.kids = make([]*snode, 0, len(n.Content))
+	s.kids = take(&l.arena.ptrs, len(n.Content))
 	if !s.flow {
-		s.dash = make([]int, 0, len(n.Content))
+		s.dash = take(&l.arena.ints, len(n.Content))
 	}
 	for _, c := range n.Content {
 		itemIndent, d := parentIndent, -1

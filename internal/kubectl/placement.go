@@ -30,7 +30,7 @@ func deriveStyle(l *lines, root *snode, json bool) style {
 	var walk func(n *snode, depth int)
 	foundStep, foundSeq := false, false
 	walk = func(n *snode, depth int) {
-		if depth > 20 || n.flow {
+		if depth > 20 || n.flow || foundStep && foundSeq {
 			return
 		}
 		for i, v := range n.kids {
