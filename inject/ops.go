@@ -194,6 +194,12 @@ func appendValue(b []byte, v any) ([]byte, error) {
 			}
 		}
 		return append(b, '}'), nil
+	case string:
+		return appendString(b, v), nil
+	case bool:
+		return strconv.AppendBool(b, v), nil
+	case nil:
+		return append(b, "null"...), nil
 	}
 	j, err := json.Marshal(v)
 	if err != nil {

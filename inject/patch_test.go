@@ -26,7 +26,7 @@ func TestPatchSameAsMarshal(t *testing.T) {
 	tricky := "a<b>&c \"q\" \\\\ \t\n\x01 é \u2028\u2029 \xff end"
 	cases = append(cases, []Op{
 		{Op: "add", Path: "/metadata/annotations/" + tricky, Value: tricky},
-		{Op: "replace", Path: "/spec/x", Value: Fields{{"name", tricky}, {"list", []any{Fields{{"k", []string{tricky}}}, nil, true, json.Number("1.50")}},
+		{Op: "replace", Path: "/spec/x", Value: Fields{{"name", tricky}, {"list", []any{Fields{{"k", []string{tricky}}}, nil, true, false, json.Number("1.50")}},
 			{"map", map[string]any{"z": 1, "a": Fields{}, tricky: []any(nil)}}, {"nilmap", map[string]any(nil)}, {"none", Fields(nil)},
 			{"resources", corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}}},
 		{Op: "remove", Path: "/spec/" + tricky},

@@ -136,7 +136,7 @@ func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
 		}
 		t.spec = corev1.PodSpec{}
 	}
-	specJSON, _ = json.Marshal(spec)
+	specJSON, _ = appendValue(nil, spec)
 	strict, err := kjson.UnmarshalStrict(specJSON, &t.spec, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 	if err != nil {
 		return nil, fmt.Errorf("spec is not a valid PodSpec: %w", err)
