@@ -7,29 +7,37 @@ import (
 
 // The plugin reads every document, decodes it twice (kubectl's reader and
 // the editor's) and reads each edited one back twice more, so most of
-// what it allocates is garbage within one document; with Go's default
-// collector (GOGC=100) a fifth of its CPU goes to collecting. A short
-// run on a small input is cheaper with the collector running 4x less
-// often; on a large input the heap, a few dozen times the input, would
-// grow 5x instead of 2x, so there the default stays.
+// what it allocates is garbage within one document, and what stays live
+// is small: a few dozen times the input. Go's default collector (GOGC=100)
+// starts a cycle each time the heap doubles, which on a small live heap
+// is often: a fifth of the plugin's CPU went to collecting. On a small
+// input the collector instead runs only when the heap nears a fixed
+// limit: 6 cycles for 1,000 Jobs, against 10 with GOGC=400 (a peak of
+// 130 MB) and 36 with the default (65 MB), at a peak of about 110 MB.
+// On a large input, whose live heap could come near that limit, the
+// default stays.
 
-// smallInput is the largest input collected less often: about 1,500
-// Jobs, whose peak heap then stays under about 250 MB.
+// smallInput is the largest input collected by the limit: about 1,500
+// Jobs, whose live heap stays well under it.
 const smallInput = 1 << 20
 
-// gcPercent is the collector's setting for an input of size bytes, given
-// the GOGC the user set ("" for none): the user's choice, else 400 for a
-// small input; 0 leaves the runtime's.
-func gcPercent(size int, userGOGC string) int {
-	if userGOGC != "" || size > smallInput {
+// smallLimit is the heap at which a small input's run collects.
+const smallLimit = 100 << 20
+
+// gcLimit is the memory limit for an input of size bytes, given the GOGC
+// and GOMEMLIMIT the user set ("" for none): 0 leaves the runtime's
+// settings (the user's, or the default).
+func gcLimit(size int, userGOGC, userLimit string) int64 {
+	if userGOGC != "" || userLimit != "" || size > smallInput {
 		return 0
 	}
-	return 400
+	return smallLimit
 }
 
 // tuneGC sets the collector for an input of size bytes.
 func tuneGC(size int) {
-	if p := gcPercent(size, os.Getenv("GOGC")); p > 0 {
-		debug.SetGCPercent(p)
+	if limit := gcLimit(size, os.Getenv("GOGC"), os.Getenv("GOMEMLIMIT")); limit > 0 {
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(limit)
 	}
 }

@@ -2,21 +2,22 @@ package kubectl
 
 import "testing"
 
-func TestGCPercent(t *testing.T) {
+func TestGCLimit(t *testing.T) {
 	for _, tc := range []struct {
-		size int
-		env  string
-		want int
+		size        int
+		gogc, limit string
+		want        int64
 	}{
-		{0, "", 400},
-		{smallInput, "", 400},
-		{smallInput + 1, "", 0},
-		{100, "100", 0},
-		{100, "off", 0},
-		{smallInput + 1, "800", 0},
+		{0, "", "", smallLimit},
+		{smallInput, "", "", smallLimit},
+		{smallInput + 1, "", "", 0},
+		{100, "100", "", 0},
+		{100, "off", "", 0},
+		{100, "", "1GiB", 0},
+		{smallInput + 1, "800", "", 0},
 	} {
-		if got := gcPercent(tc.size, tc.env); got != tc.want {
-			t.Errorf("gcPercent(%d, %q) = %d, want %d", tc.size, tc.env, got, tc.want)
+		if got := gcLimit(tc.size, tc.gogc, tc.limit); got != tc.want {
+			t.Errorf("gcLimit(%d, %q, %q) = %d, want %d", tc.size, tc.gogc, tc.limit, got, tc.want)
 		}
 	}
 }
