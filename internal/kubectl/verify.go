@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/job-signal/job-signal/inject"
@@ -115,42 +116,57 @@ func (p *parsed) changes() bool {
 	return slices.ContainsFunc(p.pods, func(pd *pod) bool { return len(pd.ops) > 0 })
 }
 
-// difference finds where two decoded values differ, as a JSON Pointer.
-// Numbers are equal when their values are.
+// difference finds where two decoded values differ, as a JSON Pointer
+// after at. Numbers are equal when their values are.
 func difference(a, b any, at string) (string, bool) {
+	path, differ := differs(a, b)
+	if !differ {
+		return "", false
+	}
+	for i := len(path) - 1; i >= 0; i-- { // path is innermost first
+		at += path[i]
+	}
+	return orRoot(at), true
+}
+
+// differs is difference's walk: the path where a and b differ, innermost
+// token first, built only on the way out of a difference.
+func differs(a, b any) ([]string, bool) {
 	switch a := a.(type) {
 	case map[string]any:
 		b, ok := b.(map[string]any)
 		if !ok || len(a) != len(b) {
-			return orRoot(at), true
+			return nil, true
 		}
-		first, where := "", "" // the first key that differs, in order: the same place every time
+		var first string // the first key that differs, in order: the same place every time
+		var where []string
+		found := false
 		for k, va := range a {
 			vb, ok := b[k]
 			if !ok {
-				return orRoot(at), true
+				return nil, true
 			}
-			if w, differ := difference(va, vb, at+inject.Pointer(k)); differ && (where == "" || k < first) {
-				first, where = k, w
+			if w, differ := differs(va, vb); differ && (!found || k < first) {
+				first, where, found = k, append(w, inject.Pointer(k)), true
 			}
 		}
-		return where, where != ""
+		return where, found
 	case []any:
 		b, ok := b.([]any)
 		if !ok || len(a) != len(b) {
-			return orRoot(at), true
+			return nil, true
 		}
 		for i := range a {
-			if where, differ := difference(a[i], b[i], fmt.Sprintf("%s/%d", at, i)); differ {
-				return where, true
+			if where, differ := differs(a[i], b[i]); differ {
+				return append(where, "/"+strconv.Itoa(i)), true
 			}
 		}
-		return "", false
+		return nil, false
 	case json.Number:
 		b, ok := b.(json.Number)
-		return orRoot(at), !ok || !sameNumber(a, b)
+		return nil, !ok || !sameNumber(a, b)
 	}
-	return orRoot(at), a != b
+	return nil, a != b
 }
 
 func orRoot(at string) string {
