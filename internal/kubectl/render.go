@@ -66,55 +66,34 @@ func elements(v any) ([]any, bool) {
 
 // flow writes a value on one line: YAML flow style or compact JSON.
 func (s style) flow(v any) string {
-	var b strings.Builder
-	s.flowTo(&b, v, -1)
-	return b.String()
-}
-
-// flowTo writes flow(v) to b, and stops, false, once b holds more than
-// limit bytes (limit < 0: none).
-func (s style) flowTo(b *strings.Builder, v any, limit int) bool {
-	open, end := "", ""
-	var parts []any
-	keys, vals, isMap := members(v)
-	items, isList := elements(v)
-	switch {
-	case isMap:
-		open, end, parts = "{", "}", vals
-	case isList:
-		open, end, parts = "[", "]", items
-	default:
-		b.WriteString(s.scalarValue(v, true))
-		return limit < 0 || b.Len() <= limit
+	if keys, vals, ok := members(v); ok {
+		parts := make([]string, len(keys))
+		for i := range keys {
+			parts[i] = s.key(keys[i]) + ": " + s.flow(vals[i])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
 	}
-	b.WriteString(open)
-	for i, p := range parts {
-		if i > 0 {
-			b.WriteString(", ")
+	if items, ok := elements(v); ok {
+		parts := make([]string, len(items))
+		for i, it := range items {
+			parts[i] = s.flow(it)
 		}
-		if isMap {
-			b.WriteString(s.key(keys[i]) + ": ")
-		}
-		if !s.flowTo(b, p, limit) {
-			return false
-		}
+		return "[" + strings.Join(parts, ", ") + "]"
 	}
-	b.WriteString(end)
-	return limit < 0 || b.Len() <= limit
+	return s.scalarValue(v, true)
 }
 
 // oneLine is v written on one line (flow), and whether it is short and
 // flat enough to be written so: a scalar always is.
 func (s style) oneLine(v any) (string, bool) {
-	limit := -1
+	line := s.flow(v)
 	if _, _, ok := members(v); ok {
-		limit = 80
-	} else if _, ok := elements(v); ok {
-		limit = 100
+		return line, len(line) <= 80
 	}
-	var b strings.Builder
-	fits := s.flowTo(&b, v, limit)
-	return b.String(), fits
+	if _, ok := elements(v); ok {
+		return line, len(line) <= 100
+	}
+	return line, true
 }
 
 // block writes a YAML value that goes after "key:" or "- " at indentation
