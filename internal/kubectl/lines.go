@@ -13,17 +13,24 @@ import (
 type lines struct {
 	text   string
 	starts []int
+	ascii  bool
 	arena  *arena // of the tree being read (parse.go)
 }
 
 func newLines(text string) *lines { return &lines{text: text} }
 
-// index builds the line starts as yaml.v3 counts lines.
+// index builds the line starts as yaml.v3 counts lines, and notes
+// whether the text is ASCII (a character a byte).
 func (l *lines) index() {
 	text := l.text
 	l.starts = []int{0}
+	l.ascii = true
 	for i := 0; i < len(text); i++ {
-		if c := text[i]; c != '\n' && c != '\r' && c < 0xc2 {
+		c := text[i]
+		if c >= utf8.RuneSelf {
+			l.ascii = false
+		}
+		if c != '\n' && c != '\r' && c < 0xc2 {
 			continue // not the first byte of a break: the common case, cheaply
 		}
 		if n := yamlBreak(text[i:]); n > 0 {
@@ -59,8 +66,8 @@ func (l *lines) offset(line, col int) int {
 		return len(l.text)
 	}
 	off := l.starts[line-1]
-	if ascii(l.text[off:min(off+col-1, len(l.text))]) {
-		return min(off+col-1, len(l.text)) // a character a byte
+	if l.ascii {
+		return min(off+col-1, len(l.text))
 	}
 	for c := 1; c < col && off < len(l.text); c++ {
 		_, size := utf8.DecodeRuneInString(l.text[off:])
@@ -83,13 +90,4 @@ func (l *lines) lineEnd(off int) int {
 // onlySpaceBefore says whether off is the first non-blank of its line.
 func (l *lines) onlySpaceBefore(off int) bool {
 	return strings.TrimLeft(l.text[l.lineStart(off):off], " ") == ""
-}
-
-func ascii(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
