@@ -102,10 +102,7 @@ func (ed *editor) createdFlow(n *enode, indent int) (string, error) {
 	for i, e := range n.kids {
 		it := e.val
 		if it.src == nil {
-			items[i] = ed.st.pretty(it.val, col)
-			if !ed.st.json {
-				items[i] = ed.st.flow(it.val)
-			}
+			items[i] = ed.st.flow(it.val, col)
 			continue
 		}
 		text, err := ed.itemText(it, true, col)

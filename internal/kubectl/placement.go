@@ -86,26 +86,21 @@ func (ed *editor) insertKid(n *enode, j int) error {
 	next, prev := neighbours(n.kids, j)
 	return ed.insert(src, next, prev, j, len(n.kids), func(indent int) string {
 		v := e.val.val
+		flow := ed.st.json || src.flow
 		if src.kind == mapKind {
-			switch {
-			case ed.st.json:
-				return ed.st.key(e.key) + ": " + cmp.Or(e.val.text, ed.st.pretty(v, indent))
-			case src.flow:
-				return ed.st.key(e.key) + ": " + cmp.Or(e.val.text, ed.st.flow(v))
+			if flow {
+				return ed.st.key(e.key) + ": " + cmp.Or(e.val.text, ed.st.flow(v, indent))
 			}
 			return ed.st.key(e.key) + ":" + ed.styleIn(src).block(v, indent)
 		}
-		if text, ok := ed.movedText(v, src.flow, indent); ok {
-			if !ed.st.json && !src.flow {
-				return "- " + text
-			}
-			return text
-		}
+		text, moved := ed.movedText(v, src.flow, indent)
 		switch {
-		case ed.st.json:
-			return ed.st.pretty(v, indent)
-		case src.flow:
-			return ed.st.flow(v)
+		case flow && moved:
+			return text
+		case flow:
+			return ed.st.flow(v, indent)
+		case moved:
+			return "- " + text
 		}
 		return "-" + ed.st.item(v, indent)
 	})
@@ -257,10 +252,8 @@ func (ed *editor) commentsAbove(at int) int {
 func (ed *editor) replacement(v any, parent *snode, i int) (int, string) {
 	old := parent.kids[i]
 	switch {
-	case ed.st.json:
-		return old.start, ed.st.pretty(v, ed.lineIndent(old.start))
-	case parent.flow:
-		return old.start, ed.st.flow(v)
+	case ed.st.json || parent.flow:
+		return old.start, ed.st.flow(v, ed.lineIndent(old.start))
 	case parent.kind == mapKind:
 		return parent.colon[i], ed.styleIn(parent).block(v, ed.column(parent.keys[i].start))
 	}
