@@ -71,7 +71,6 @@ type editor struct {
 type edit struct {
 	start, end int
 	text       string
-	seq        int
 }
 
 func newEditor(d *document, root *snode) *editor {

@@ -4,7 +4,8 @@
 package kubectl
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 )
 
@@ -13,27 +14,10 @@ func (ed *editor) finish() (string, error) {
 	if err := ed.diff(ed.root); err != nil {
 		return "", err
 	}
-	sort.SliceStable(ed.edits, func(i, j int) bool {
-		if ed.edits[i].start != ed.edits[j].start {
-			return ed.edits[i].start < ed.edits[j].start
-		}
-		if ed.edits[i].end != ed.edits[j].end {
-			return ed.edits[i].end < ed.edits[j].end // insertions before a removal there
-		}
-		return ed.edits[i].seq < ed.edits[j].seq
-	})
-	var b strings.Builder
-	pos := 0
-	for _, e := range ed.edits {
-		if e.start < pos {
-			return "", refuse(ed.lineAt(e.start), "two changes at one place", "write this part in block style, one key or item a line")
-		}
-		b.WriteString(ed.text[pos:e.start])
-		b.WriteString(e.text)
-		pos = e.end
+	out, bad := splice(ed.text, 0, len(ed.text), ed.edits)
+	if bad >= 0 {
+		return "", refuse(ed.lineAt(bad), "two changes at one place", "write this part in block style, one key or item a line")
 	}
-	b.WriteString(ed.text[pos:])
-	out := b.String()
 	if ed.noFinalNewline && strings.HasSuffix(out, "\n") {
 		out = strings.TrimSuffix(strings.TrimSuffix(out, "\n"), "\r")
 	}
@@ -41,7 +25,27 @@ func (ed *editor) finish() (string, error) {
 }
 
 func (ed *editor) add(start, end int, text string) {
-	ed.edits = append(ed.edits, edit{start, end, text, len(ed.edits)})
+	ed.edits = append(ed.edits, edit{start, end, text})
+}
+
+// splice is text[lo:hi] with the edits made in it, in order of place
+// (insertions before a removal at the same place, else in the order
+// made); bad is where the first edit starts that overlaps another or
+// leaves [lo, hi), or -1.
+func splice(text string, lo, hi int, edits []edit) (out string, bad int) {
+	slices.SortStableFunc(edits, func(a, b edit) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
+	var b strings.Builder
+	pos := lo
+	for _, e := range edits {
+		if e.start < pos || e.end > hi {
+			return "", e.start
+		}
+		b.WriteString(text[pos:e.start])
+		b.WriteString(e.text)
+		pos = e.end
+	}
+	b.WriteString(text[pos:hi])
+	return b.String(), -1
 }
 
 // diff writes the differences under a source node: what is removed from

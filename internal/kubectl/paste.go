@@ -7,10 +7,7 @@
 
 package kubectl
 
-import (
-	"sort"
-	"strings"
-)
+import "strings"
 
 // cutSpan is the span [start, end) that deletions removes for member or
 // item i of src, widened for an item moved away (or a list whose last
@@ -157,24 +154,11 @@ func (ed *editor) edited(it *enode, lo, hi int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sort.SliceStable(own, func(i, j int) bool {
-		if own[i].start != own[j].start {
-			return own[i].start < own[j].start
-		}
-		return own[i].end < own[j].end
-	})
-	var b strings.Builder
-	pos := lo
-	for _, e := range own {
-		if e.start < pos || e.end > hi {
-			return "", refuse(ed.lineAt(e.start), "a change of a moved item outside its lines", "write the item in block style, one key a line")
-		}
-		b.WriteString(ed.text[pos:e.start])
-		b.WriteString(e.text)
-		pos = e.end
+	text, bad := splice(ed.text, lo, hi, own)
+	if bad >= 0 {
+		return "", refuse(ed.lineAt(bad), "a change of a moved item outside its lines", "write the item in block style, one key a line")
 	}
-	b.WriteString(ed.text[pos:hi])
-	return b.String(), nil
+	return text, nil
 }
 
 // pasteFlow writes the moved item it into the flow list src (or JSON),
