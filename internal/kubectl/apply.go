@@ -22,6 +22,11 @@ type enode struct {
 	hasText  bool
 	expanded bool
 	kids     []*entry // a mapping's members or a list's items, in order
+	// created: a list an add wrote ([]), or an empty flow list of block
+	// YAML, that items were moved into; it is written whole, with the
+	// items' source text (writeCreated). emptied: a block list every
+	// item moved out of; one left empty is written [] (writeList).
+	created, emptied bool
 }
 
 // entry is a member (with its key) or an item of a collection.
@@ -65,7 +70,9 @@ type editor struct {
 	// noFinalNewline: the text's last line, which has no newline, is
 	// removed; the line that becomes last loses its newline.
 	noFinalNewline bool
-	mv             moves // items moved between lists (move.go)
+	// away: the source items moved out of their list to another (move.go);
+	// their lines go with them (cutSpan).
+	away map[*snode]origin
 }
 
 type edit struct {
@@ -79,7 +86,7 @@ func newEditor(d *document, root *snode) *editor {
 	// after the one before.
 	first := d.line - strings.Count(text[:len(text)-len(strings.TrimLeft(text, " \t\r\n"))], "\n")
 	l := newLines(text)
-	ed := &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}, format: "yaml:"}
+	ed := &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}, away: map[*snode]origin{}, format: "yaml:"}
 	if d.json {
 		ed.format = "json:"
 	}

@@ -36,9 +36,9 @@ func (ed *editor) writeList(v *enode, parent *snode, i int) (done bool, err erro
 		keyIndex = -1
 	}
 	switch {
-	case ed.mv.created[v]:
+	case v.created:
 		return true, ed.writeCreated(v, parent.kids[i], parent, keyIndex)
-	case ed.mv.emptied[v] && len(v.kids) == 0 && keyIndex >= 0 && !parent.flow:
+	case v.emptied && len(v.kids) == 0 && keyIndex >= 0 && !parent.flow:
 		err := ed.diff(v)
 		ed.add(parent.colon[keyIndex], parent.colon[keyIndex], " []")
 		return true, err

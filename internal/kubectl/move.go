@@ -13,20 +13,6 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// moves is what the editor knows of items moved between lists.
-type moves struct {
-	// away: the source items moved out of their list, by node; their
-	// lines go with them (cutSpan).
-	away map[*snode]origin
-	// created: lists an add wrote ([]), or empty flow lists of block
-	// YAML, that items were moved into; they are written whole, with the
-	// items' source text (writeCreated).
-	created map[*enode]bool
-	// emptied: block lists every item moved out of; one left empty is
-	// written [] (writeList).
-	emptied map[*enode]bool
-}
-
 // origin is where a moved item was in the source: its list and index.
 type origin struct {
 	list  *snode
@@ -71,7 +57,7 @@ func (ed *editor) move(from, to []string) error {
 		return fmt.Errorf("%w: the target is neither a list of the source nor an empty list just added", errCannotEdit)
 	}
 	if ed.emptyFlowInBlock(to, target) && !list.src.flow {
-		ed.mark(&ed.mv.created, target) // block lines replace its [] (and moving them out gives [] back)
+		target.created = true // block lines replace its [] (and moving them out gives [] back)
 	}
 	if target.src.kind != seqKind {
 		return fmt.Errorf("%q: not a list", to[len(to)-2])
@@ -83,19 +69,16 @@ func (ed *editor) move(from, to []string) error {
 		}
 	}
 	if k := slices.Index(list.src.kids, item.src); k >= 0 {
-		if ed.mv.away == nil {
-			ed.mv.away = map[*snode]origin{}
+		if _, seen := ed.away[item.src]; !seen {
+			ed.away[item.src] = origin{list.src, k}
 		}
-		if _, seen := ed.mv.away[item.src]; !seen {
-			ed.mv.away[item.src] = origin{list.src, k}
-		}
-	} else if _, seen := ed.mv.away[item.src]; !seen {
+	} else if _, seen := ed.away[item.src]; !seen {
 		return fmt.Errorf("%w: an item of another list", errCannotEdit)
 	}
 	list.kids = slices.Delete(list.kids, i, i+1)
 	target.kids = slices.Insert(target.kids, at, &entry{src: -1, val: item}) // written by insertMoved
 	if len(list.kids) == 0 && !list.src.flow {
-		ed.mark(&ed.mv.emptied, list)
+		list.emptied = true
 	}
 	return nil
 }
@@ -111,14 +94,6 @@ func (ed *editor) emptyFlowInBlock(to []string, target *enode) bool {
 	return err == nil && parent.src != nil && parent.src.kind == mapKind && !parent.src.flow
 }
 
-// mark adds n to the set m.
-func (ed *editor) mark(m *map[*enode]bool, n *enode) {
-	if *m == nil {
-		*m = map[*enode]bool{}
-	}
-	(*m)[n] = true
-}
-
 // create turns the new empty list n (an add of []) into one that takes
 // moved items: a list without source lines, written whole.
 func (ed *editor) create(n *enode) bool {
@@ -126,7 +101,6 @@ func (ed *editor) create(n *enode) bool {
 		return false
 	}
 	n.src = &snode{kind: seqKind}
-	n.expanded = true
-	ed.mark(&ed.mv.created, n)
+	n.expanded, n.created = true, true
 	return true
 }

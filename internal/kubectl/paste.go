@@ -17,13 +17,13 @@ func (ed *editor) cutSpan(src *snode, i, start, end int) (int, int) {
 		return start, end
 	}
 	if src.kind == seqKind {
-		if _, moved := ed.mv.away[src.kids[i]]; moved {
+		if _, moved := ed.away[src.kids[i]]; moved {
 			return ed.leadingStart(src, i), ed.trailingEnd(src, i)
 		}
 		return start, end
 	}
 	if v := src.kids[i]; v.kind == seqKind && !v.flow && len(v.kids) > 0 {
-		if _, moved := ed.mv.away[v.kids[len(v.kids)-1]]; moved {
+		if _, moved := ed.away[v.kids[len(v.kids)-1]]; moved {
 			return start, ed.trailingEnd(v, len(v.kids)-1)
 		}
 	}
@@ -78,7 +78,7 @@ func (ed *editor) trailingEnd(src *snode, k int) int {
 // did.
 func (ed *editor) insertMoved(n *enode, j int) (done bool, err error) {
 	switch v := n.kids[j].val; {
-	case ed.mv.created[v]:
+	case v.created:
 		return true, ed.insertCreated(n, j)
 	case v.src != nil && n.src.kind == seqKind:
 		return true, ed.paste(n, j)
@@ -117,7 +117,7 @@ func (ed *editor) paste(n *enode, j int) error {
 // made to it, for a list in flow style (flow) or block style, whose
 // items start at column col: in a block list whole lines, '-' and all.
 func (ed *editor) itemText(it *enode, flow bool, col int) (string, error) {
-	o := ed.mv.away[it.src]
+	o := ed.away[it.src]
 	s := it.src
 	lo, hi := s.start, s.end
 	switch {
