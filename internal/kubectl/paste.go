@@ -13,16 +13,13 @@ import "strings"
 // item i of src, widened for an item moved away (or a list whose last
 // item moved away) to the lines that go with it.
 func (ed *editor) cutSpan(src *snode, i, start, end int) (int, int) {
-	if src.flow {
-		return start, end
-	}
-	if src.kind == seqKind {
-		if _, moved := ed.away[src.kids[i]]; moved {
+	switch v := src.kids[i]; {
+	case src.flow:
+	case src.kind == seqKind:
+		if _, moved := ed.away[v]; moved {
 			return ed.leadingStart(src, i), ed.trailingEnd(src, i)
 		}
-		return start, end
-	}
-	if v := src.kids[i]; v.kind == seqKind && !v.flow && len(v.kids) > 0 {
+	case v.kind == seqKind && !v.flow && len(v.kids) > 0:
 		if _, moved := ed.away[v.kids[len(v.kids)-1]]; moved {
 			return start, ed.trailingEnd(v, len(v.kids)-1)
 		}
@@ -34,22 +31,15 @@ func (ed *editor) cutSpan(src *snode, i, start, end int) (int, int) {
 // src that belong to it: blank lines and comments not indented past its
 // '-'.
 func (ed *editor) leadingStart(src *snode, k int) int {
-	at := ed.l.lineStart(src.dash[k])
 	top := 0
 	if k > 0 {
 		top = ed.l.lineEnd(src.kids[k-1].end)
 	}
 	col := ed.column(src.dash[k])
-	for at > top {
-		prev := ed.l.lineStart(at - 1)
-		line := strings.TrimRight(ed.text[prev:at], "\r\n")
+	return ed.linesAbove(ed.l.lineStart(src.dash[k]), top, func(line string) bool {
 		trimmed := strings.TrimLeft(line, " ")
-		if trimmed != "" && (!strings.HasPrefix(trimmed, "#") || len(line)-len(trimmed) > col) {
-			break
-		}
-		at = prev
-	}
-	return at
+		return trimmed == "" || strings.HasPrefix(trimmed, "#") && len(line)-len(trimmed) <= col
+	})
 }
 
 // trailingEnd is the end of the lines after item k of the block list src

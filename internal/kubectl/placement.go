@@ -118,7 +118,7 @@ func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent 
 	col := ed.column(itemStart(src, 0))
 	line := func() string { return strings.Repeat(" ", col) + text(col) }
 	if next >= 0 && ed.l.onlySpaceBefore(itemStart(src, next)) {
-		at := ed.commentsAbove(ed.l.lineStart(itemStart(src, next)))
+		at := ed.linesAbove(ed.l.lineStart(itemStart(src, next)), 0, isComment)
 		ed.add(at, at, line()+ed.st.nl)
 		return nil
 	}
@@ -191,21 +191,18 @@ func (ed *editor) fillEmpty(src *snode, j, count, indent int, text string) {
 	pretty := ed.st.json && !ed.st.single && inner == ""
 	sep, open, closing := ", ", "", ""
 	if pretty {
-		sep = "," + ed.st.nl + strings.Repeat(" ", indent)
 		open = ed.st.nl + strings.Repeat(" ", indent)
-		closing = ed.st.nl + strings.Repeat(" ", ed.lineIndent(src.start))
+		sep, closing = ","+open, ed.st.nl+strings.Repeat(" ", ed.lineIndent(src.start))
+	}
+	if j > 0 {
+		open = sep
 	}
 	if j == count-1 {
 		text += closing
 	}
-	if j > 0 {
-		text = sep + text
-	} else if inner == "" {
-		text = open + text
-	}
 	// Spaces between the brackets stay in front of the items, where
 	// removing the items gives them back.
-	ed.add(src.end-1, src.end-1, text)
+	ed.add(src.end-1, src.end-1, open+text)
 }
 
 // styleIn is the style for new values of a block mapping: block lists
@@ -233,18 +230,21 @@ func itemStart(src *snode, i int) int {
 	return src.kids[i].start
 }
 
-// commentsAbove moves a line start up over the comment lines right above
-// it, which belong to what follows them.
-func (ed *editor) commentsAbove(at int) int {
-	for at > 0 {
+// linesAbove moves the line start at up over the lines right above it
+// (not past top) that belong, says belongs, to what follows them.
+func (ed *editor) linesAbove(at, top int, belongs func(line string) bool) int {
+	for at > top {
 		prev := ed.l.lineStart(at - 1)
-		if !strings.HasPrefix(strings.TrimSpace(ed.text[prev:at]), "#") {
+		if !belongs(strings.TrimRight(ed.text[prev:at], "\r\n")) {
 			break
 		}
 		at = prev
 	}
 	return at
 }
+
+// isComment: comment lines belong to what follows them.
+func isComment(line string) bool { return strings.HasPrefix(strings.TrimSpace(line), "#") }
 
 // replacement is where a new value v for member or item i of parent
 // starts, and its text: in block style, a member's just after "key:", an
