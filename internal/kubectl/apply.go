@@ -213,11 +213,7 @@ func (ed *editor) applyItem(parent *enode, op inject.Op, index string) error {
 	if index == "-" && op.Op == "add" {
 		i, err = len(parent.kids), nil
 	}
-	size := len(parent.kids)
-	if op.Op == "add" {
-		size++
-	}
-	if err != nil || i < 0 || i >= size {
+	if err != nil || i < 0 || i > len(parent.kids) || i == len(parent.kids) && op.Op != "add" {
 		return errors.New("no such index")
 	}
 	item := &entry{src: -1, val: ed.fresh(op)}
