@@ -97,10 +97,8 @@ func (s style) oneLine(v any) (string, bool) {
 	if _, _, ok := members(v); ok {
 		return line, len(line) <= 80
 	}
-	if _, ok := elements(v); ok {
-		return line, len(line) <= 100
-	}
-	return line, true
+	_, list := elements(v)
+	return line, !list || len(line) <= 100
 }
 
 // block writes a YAML value that goes after "key:" or "- " at indentation
@@ -109,8 +107,7 @@ func (s style) block(v any, indent int) string {
 	if str, ok := v.(string); ok {
 		return " " + s.scalar(str, false)
 	}
-	line, fits := s.oneLine(v)
-	if fits {
+	if line, fits := s.oneLine(v); fits {
 		return " " + line
 	}
 	return s.below(v, indent)
@@ -119,20 +116,19 @@ func (s style) block(v any, indent int) string {
 // below writes a collection on the lines below its key or "-", at
 // indentation indent (the key's column).
 func (s style) below(v any, indent int) string {
-	pad := strings.Repeat(" ", indent+s.step)
+	var b strings.Builder
 	if keys, vals, ok := members(v); ok {
-		var b strings.Builder
+		pad := strings.Repeat(" ", indent+s.step)
 		for i := range keys {
 			b.WriteString(s.nl + pad + s.key(keys[i]) + ":" + s.block(vals[i], indent+s.step))
 		}
 		return b.String()
 	}
-	items, _ := elements(v)
 	dashIndent := indent
 	if s.seqIn {
-		dashIndent = indent + s.step
+		dashIndent += s.step
 	}
-	var b strings.Builder
+	items, _ := elements(v)
 	for _, it := range items {
 		b.WriteString(s.nl + strings.Repeat(" ", dashIndent) + "-" + s.item(it, dashIndent))
 	}
