@@ -38,16 +38,16 @@ type entry struct {
 	val     *enode
 }
 
-func (e *enode) expand() {
-	if e.expanded || e.src == nil {
+func (n *enode) expand() {
+	if n.expanded || n.src == nil {
 		return
 	}
-	e.expanded = true
-	e.kids = make([]*entry, len(e.src.kids))
-	for i, c := range e.src.kids {
-		e.kids[i] = &entry{src: i, val: &enode{src: c}}
-		if e.src.kind == mapKind {
-			e.kids[i].key = e.src.keys[i].str
+	n.expanded = true
+	n.kids = make([]*entry, len(n.src.kids))
+	for i, c := range n.src.kids {
+		n.kids[i] = &entry{src: i, val: &enode{src: c}}
+		if n.src.kind == mapKind {
+			n.kids[i].key = n.src.keys[i].str
 		}
 	}
 }

@@ -74,11 +74,7 @@ func (ed *editor) diff(n *enode) error {
 		}
 		if e.renamed {
 			k := src.keys[e.src]
-			text := e.keyText
-			if text == "" {
-				text = ed.keyLike(k, e.key)
-			}
-			ed.add(k.start, k.end, text)
+			ed.add(k.start, k.end, cmp.Or(e.keyText, ed.keyLike(k, e.key)))
 		}
 		if err := ed.diffValue(e.val, src, e.src); err != nil {
 			return err

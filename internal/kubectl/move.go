@@ -27,23 +27,21 @@ func (ed *editor) moveBetween(op inject.Op) (done bool, err error) {
 		len(from) == len(to) && slices.Equal(from[:len(from)-1], to[:len(to)-1]) {
 		return false, nil
 	}
-	if list, err := ed.resolve(from[:len(from)-1]); err != nil || list.src == nil || list.src.kind != seqKind {
+	list, err := ed.resolve(from[:len(from)-1])
+	if err != nil || list.src == nil || list.src.kind != seqKind {
 		return false, nil // not an item: apply says what it moves
 	}
-	if err := ed.move(from, to); err != nil {
+	if err := ed.move(list, from[len(from)-1], to); err != nil {
 		return true, fmt.Errorf("move %s to %s: %w", op.From, op.Path, err)
 	}
 	return true, nil
 }
 
-func (ed *editor) move(from, to []string) error {
-	list, err := ed.resolve(from[:len(from)-1])
-	if err != nil {
-		return err
-	}
-	i, err := strconv.Atoi(from[len(from)-1])
+// move moves item index of list to path to.
+func (ed *editor) move(list *enode, index string, to []string) error {
+	i, err := strconv.Atoi(index)
 	if err != nil || i < 0 || i >= len(list.kids) {
-		return fmt.Errorf("no item %q", from[len(from)-1])
+		return fmt.Errorf("no item %q", index)
 	}
 	item := list.kids[i].val
 	if item.src == nil {
@@ -68,12 +66,12 @@ func (ed *editor) move(from, to []string) error {
 			return fmt.Errorf("no index %q", last)
 		}
 	}
-	if k := slices.Index(list.src.kids, item.src); k >= 0 {
-		if _, seen := ed.away[item.src]; !seen {
-			ed.away[item.src] = origin{list.src, k}
+	if _, seen := ed.away[item.src]; !seen {
+		k := slices.Index(list.src.kids, item.src)
+		if k < 0 {
+			return fmt.Errorf("%w: an item of another list", errCannotEdit)
 		}
-	} else if _, seen := ed.away[item.src]; !seen {
-		return fmt.Errorf("%w: an item of another list", errCannotEdit)
+		ed.away[item.src] = origin{list.src, k}
 	}
 	list.kids = slices.Delete(list.kids, i, i+1)
 	target.kids = slices.Insert(target.kids, at, &entry{src: -1, val: item}) // written by insertMoved
