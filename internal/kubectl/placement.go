@@ -12,41 +12,32 @@ import (
 
 // deriveStyle reads how the document indents, ends lines and quotes.
 func deriveStyle(l *lines, root *snode, json bool) style {
-	text := l.text
-	s := style{json: json, step: 2, nl: "\n", seqIn: false}
-	if strings.Contains(text, "\r\n") {
+	s := style{json: json, step: 2, nl: "\n"}
+	if strings.Contains(l.text, "\r\n") {
 		s.nl = "\r\n"
 	}
+	col := func(off int) int { return off - l.lineStart(off) }
 	if json {
-		s.single = !strings.Contains(strings.TrimSpace(text), "\n")
-		if !s.single && len(root.kids) > 0 && root.kind == mapKind {
-			k := root.keys[0]
-			if ind := k.start - l.lineStart(k.start); ind > 0 {
-				s.step = ind
-			}
+		s.single = !strings.Contains(strings.TrimSpace(l.text), "\n")
+		if !s.single && len(root.kids) > 0 && root.kind == mapKind && col(root.keys[0].start) > 0 {
+			s.step = col(root.keys[0].start)
 		}
 		return s
 	}
-	var walk func(n *snode, depth int)
 	foundStep, foundSeq := false, false
+	var walk func(n *snode, depth int)
 	walk = func(n *snode, depth int) {
 		if depth > 20 || n.flow {
 			return
 		}
 		for i, v := range n.kids {
 			if n.kind == mapKind && !v.flow && len(v.kids) > 0 {
-				keyCol := n.keys[i].start - l.lineStart(n.keys[i].start)
-				switch v.kind {
-				case mapKind:
-					if !foundStep {
-						if d := v.keys[0].start - l.lineStart(v.keys[0].start) - keyCol; d > 0 {
-							s.step, foundStep = d, true
-						}
-					}
-				case seqKind:
-					if !foundSeq && len(v.dash) > 0 {
-						s.seqIn, foundSeq = v.dash[0]-l.lineStart(v.dash[0]) > keyCol, true
-					}
+				keyCol := col(n.keys[i].start)
+				switch {
+				case v.kind == mapKind && !foundStep && col(v.keys[0].start) > keyCol:
+					s.step, foundStep = col(v.keys[0].start)-keyCol, true
+				case v.kind == seqKind && !foundSeq && len(v.dash) > 0:
+					s.seqIn, foundSeq = col(v.dash[0]) > keyCol, true
 				}
 			}
 			walk(v, depth+1)
