@@ -73,11 +73,12 @@ func (s style) flow(v any, indent int) string {
 	var parts []string
 	brackets := "[]"
 	if keys, vals, ok := members(v); ok {
-		brackets = "{}"
+		brackets, parts = "{}", make([]string, 0, len(keys))
 		for i := range keys {
 			parts = append(parts, s.key(keys[i])+": "+s.flow(vals[i], indent+s.step))
 		}
 	} else if items, ok := elements(v); ok {
+		parts = make([]string, 0, len(items))
 		for _, it := range items {
 			parts = append(parts, s.flow(it, indent+s.step))
 		}
