@@ -63,19 +63,6 @@ func (ed *editor) trailingEnd(src *snode, k int) int {
 	return end
 }
 
-// insertMoved writes member or item j of n when moves made it: a list
-// created for moved items, or an item moved from another list. done: it
-// did.
-func (ed *editor) insertMoved(n *enode, j int) (done bool, err error) {
-	switch v := n.kids[j].val; {
-	case v.created:
-		return true, ed.insertCreated(n, j)
-	case v.src != nil && n.src.kind == seqKind:
-		return true, ed.paste(n, j)
-	}
-	return false, nil
-}
-
 // paste writes item j of the list n, moved there from another list.
 func (ed *editor) paste(n *enode, j int) error {
 	src, it := n.src, n.kids[j].val

@@ -68,12 +68,16 @@ func neighbours(kids []*entry, j int) (next, prev int) {
 	return next, prev
 }
 
-// insertKid writes the new member or item j of n.
+// insertKid writes the new member or item j of n: a list created for
+// moved items, an item moved from another list, or a new value.
 func (ed *editor) insertKid(n *enode, j int) error {
-	if done, err := ed.insertMoved(n, j); done {
-		return err
-	}
 	e, src := n.kids[j], n.src
+	switch {
+	case e.val.created:
+		return ed.insertCreated(n, j)
+	case e.val.src != nil && src.kind == seqKind:
+		return ed.paste(n, j)
+	}
 	next, prev := neighbours(n.kids, j)
 	return ed.insert(src, next, prev, j, len(n.kids), func(indent int) string {
 		v := e.val.val
