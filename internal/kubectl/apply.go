@@ -25,7 +25,7 @@ type enode struct {
 	// created: a list an add wrote ([]), or an empty flow list of block
 	// YAML, that items were moved into; it is written whole, with the
 	// items' source text (writeCreated). emptied: a block list every
-	// item moved out of; one left empty is written [] (writeList).
+	// item moved out of; one left empty is written [] (diffValue).
 	created, emptied bool
 }
 

@@ -1,6 +1,5 @@
 // A list created for moved items (an add of [], or the [] of block
-// YAML), written whole with the items' source text; and a block list
-// every item moved out of, written [] again.
+// YAML), written whole with the items' source text.
 
 package kubectl
 
@@ -25,21 +24,6 @@ func (ed *editor) insertCreated(n *enode, j int) error {
 		return ed.st.key(e.key) + ":" + text
 	})
 	return errors.Join(err, ierr)
-}
-
-// writeList writes the list v, member or item i of parent, when moves
-// made it: created (writeCreated), or a block list every item moved out
-// of, which is [] again. done: it did.
-func (ed *editor) writeList(v *enode, parent *snode, i int) (done bool, err error) {
-	switch {
-	case v.created:
-		return true, ed.writeCreated(v, parent, i)
-	case v.emptied && len(v.kids) == 0 && parent.kind == mapKind && !parent.flow:
-		err := ed.diff(v)
-		ed.add(parent.colon[i], parent.colon[i], " []")
-		return true, err
-	}
-	return false, nil
 }
 
 // writeCreated writes the created list v where the value of member i of

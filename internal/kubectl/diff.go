@@ -83,13 +83,18 @@ func (ed *editor) diff(n *enode) error {
 	return nil
 }
 
-// diffValue writes member or item i of parent: replaced, or changed
-// below.
+// diffValue writes member or item i of parent: a list created for moved
+// items, a block list every item moved out of (which is [] again),
+// changed below, or replaced.
 func (ed *editor) diffValue(v *enode, parent *snode, i int) error {
-	if done, err := ed.writeList(v, parent, i); done {
+	switch {
+	case v.created:
+		return ed.writeCreated(v, parent, i)
+	case v.emptied && len(v.kids) == 0 && parent.kind == mapKind && !parent.flow:
+		err := ed.diff(v)
+		ed.add(parent.colon[i], parent.colon[i], " []")
 		return err
-	}
-	if v.src != nil {
+	case v.src != nil:
 		return ed.diff(v)
 	}
 	start, text := ed.replacement(v.val, parent, i)
