@@ -33,7 +33,9 @@ func (ed *editor) add(start, end int, text string) {
 // made); bad is where the first edit starts that overlaps another or
 // leaves [lo, hi), or -1.
 func splice(text string, lo, hi int, edits []edit) (out string, bad int) {
-	slices.SortStableFunc(edits, func(a, b edit) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
+	slices.SortStableFunc(edits, func(a, b edit) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end))
+	})
 	var b strings.Builder
 	pos := lo
 	for _, e := range edits {
