@@ -22,6 +22,11 @@ type enode struct {
 	hasText  bool
 	expanded bool
 	kids     []*entry // a mapping's members or a list's items, in order
+	// created: a list an add wrote ([]), or an empty flow list of block
+	// YAML, that items were moved into; it is written whole, with the
+	// items' source text (writeCreated). emptied: a block list every
+	// item moved out of; one left empty is written [] (diffValue).
+	created, emptied bool
 }
 
 // entry is a member (with its key) or an item of a collection.
@@ -33,16 +38,16 @@ type entry struct {
 	val     *enode
 }
 
-func (e *enode) expand() {
-	if e.expanded || e.src == nil {
+func (n *enode) expand() {
+	if n.expanded || n.src == nil {
 		return
 	}
-	e.expanded = true
-	e.kids = make([]*entry, len(e.src.kids))
-	for i, c := range e.src.kids {
-		e.kids[i] = &entry{src: i, val: &enode{src: c}}
-		if e.src.kind == mapKind {
-			e.kids[i].key = e.src.keys[i].str
+	n.expanded = true
+	n.kids = make([]*entry, len(n.src.kids))
+	for i, c := range n.src.kids {
+		n.kids[i] = &entry{src: i, val: &enode{src: c}}
+		if n.src.kind == mapKind {
+			n.kids[i].key = n.src.keys[i].str
 		}
 	}
 }
@@ -65,13 +70,14 @@ type editor struct {
 	// noFinalNewline: the text's last line, which has no newline, is
 	// removed; the line that becomes last loses its newline.
 	noFinalNewline bool
-	mv             moves // items moved between lists (move.go)
+	// away: the source items moved out of their list to another (move.go);
+	// their lines go with them (cutSpan).
+	away map[*snode]origin
 }
 
 type edit struct {
 	start, end int
 	text       string
-	seq        int
 }
 
 func newEditor(d *document, root *snode) *editor {
@@ -80,7 +86,7 @@ func newEditor(d *document, root *snode) *editor {
 	// after the one before.
 	first := d.line - strings.Count(text[:len(text)-len(strings.TrimLeft(text, " \t\r\n"))], "\n")
 	l := newLines(text)
-	ed := &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}, format: "yaml:"}
+	ed := &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}, away: map[*snode]origin{}, format: "yaml:"}
 	if d.json {
 		ed.format = "json:"
 	}
@@ -207,11 +213,7 @@ func (ed *editor) applyItem(parent *enode, op inject.Op, index string) error {
 	if index == "-" && op.Op == "add" {
 		i, err = len(parent.kids), nil
 	}
-	size := len(parent.kids)
-	if op.Op == "add" {
-		size++
-	}
-	if err != nil || i < 0 || i >= size {
+	if err != nil || i < 0 || i > len(parent.kids) || i == len(parent.kids) && op.Op != "add" {
 		return errors.New("no such index")
 	}
 	item := &entry{src: -1, val: ed.fresh(op)}

@@ -1,6 +1,5 @@
 // A list created for moved items (an add of [], or the [] of block
-// YAML), written whole with the items' source text; and a block list
-// every item moved out of, written [] again.
+// YAML), written whole with the items' source text.
 
 package kubectl
 
@@ -21,59 +20,38 @@ func (ed *editor) insertCreated(n *enode, j int) error {
 			text, err = ed.createdFlow(e.val, indent)
 			return ed.st.key(e.key) + ": " + text
 		}
-		text, err = ed.createdBlock(e.val, indent+ed.seqShift(n.src))
-		return ed.st.key(e.key) + ":" + ed.st.nl + strings.TrimSuffix(text, ed.st.nl)
+		text, err = ed.createdBlock(e.val, n.src, indent)
+		return ed.st.key(e.key) + ":" + text
 	})
 	return errors.Join(err, ierr)
 }
 
-// writeList writes the list v, member or item i of parent, when moves
-// made it: created (writeCreated), or a block list every item moved out
-// of, which is [] again. done: it did.
-func (ed *editor) writeList(v *enode, parent *snode, i int) (done bool, err error) {
-	keyIndex := i
+// writeCreated writes the created list v where the value of member i of
+// parent was (null, or []).
+func (ed *editor) writeCreated(v *enode, parent *snode, i int) error {
+	old := parent.kids[i]
 	if parent.kind != mapKind {
-		keyIndex = -1
-	}
-	switch {
-	case ed.mv.created[v]:
-		return true, ed.writeCreated(v, parent.kids[i], parent, keyIndex)
-	case ed.mv.emptied[v] && len(v.kids) == 0 && keyIndex >= 0 && !parent.flow:
-		err := ed.diff(v)
-		ed.add(parent.colon[keyIndex], parent.colon[keyIndex], " []")
-		return true, err
-	}
-	return false, nil
-}
-
-// writeCreated writes a created list where the value old of member
-// keyIndex of parent was (null, or []).
-func (ed *editor) writeCreated(v *enode, old, parent *snode, keyIndex int) error {
-	if keyIndex < 0 {
 		return refuse(ed.lineAt(old.start), "a list created inside a list", "write it out")
 	}
+	key := parent.keys[i].start
 	if ed.st.json || parent.flow {
-		text, err := ed.createdFlow(v, ed.indentOf(parent.keys[keyIndex].start))
+		text, err := ed.createdFlow(v, ed.indentOf(key))
 		ed.add(old.start, old.end, text)
 		return err
 	}
-	text, err := ed.createdBlock(v, ed.column(parent.keys[keyIndex].start)+ed.seqShift(parent))
-	ed.add(parent.colon[keyIndex], old.end, ed.st.nl+strings.TrimSuffix(text, ed.st.nl))
+	text, err := ed.createdBlock(v, parent, ed.column(key))
+	ed.add(parent.colon[i], old.end, text)
 	return err
 }
 
-// seqShift is how far the block lists of the mapping m are indented past
-// their key.
-func (ed *editor) seqShift(m *snode) int {
+// createdBlock writes the items of the created list n, a member of the
+// block mapping m whose key is at column keyCol, as the lines below the
+// key: each after a line break, their '-' where m's lists have theirs.
+func (ed *editor) createdBlock(n *enode, m *snode, keyCol int) (string, error) {
+	col := keyCol
 	if ed.styleIn(m).seqIn {
-		return ed.st.step
+		col += ed.st.step
 	}
-	return 0
-}
-
-// createdBlock writes the items of the created list n as lines, their
-// '-' at column col.
-func (ed *editor) createdBlock(n *enode, col int) (string, error) {
 	var b strings.Builder
 	for _, e := range n.kids {
 		it := e.val
@@ -87,7 +65,7 @@ func (ed *editor) createdBlock(n *enode, col int) (string, error) {
 		}
 		b.WriteString(text)
 	}
-	return b.String(), nil
+	return ed.st.nl + strings.TrimSuffix(b.String(), ed.st.nl), nil
 }
 
 // createdFlow writes the created list n in flow style, or pretty JSON
@@ -102,10 +80,7 @@ func (ed *editor) createdFlow(n *enode, indent int) (string, error) {
 	for i, e := range n.kids {
 		it := e.val
 		if it.src == nil {
-			items[i] = ed.st.pretty(it.val, col)
-			if !ed.st.json {
-				items[i] = ed.st.flow(it.val)
-			}
+			items[i] = ed.st.flow(it.val, col)
 			continue
 		}
 		text, err := ed.itemText(it, true, col)

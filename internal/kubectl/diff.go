@@ -4,7 +4,8 @@
 package kubectl
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 )
 
@@ -13,27 +14,10 @@ func (ed *editor) finish() (string, error) {
 	if err := ed.diff(ed.root); err != nil {
 		return "", err
 	}
-	sort.SliceStable(ed.edits, func(i, j int) bool {
-		if ed.edits[i].start != ed.edits[j].start {
-			return ed.edits[i].start < ed.edits[j].start
-		}
-		if ed.edits[i].end != ed.edits[j].end {
-			return ed.edits[i].end < ed.edits[j].end // insertions before a removal there
-		}
-		return ed.edits[i].seq < ed.edits[j].seq
-	})
-	var b strings.Builder
-	pos := 0
-	for _, e := range ed.edits {
-		if e.start < pos {
-			return "", refuse(ed.lineAt(e.start), "two changes at one place", "write this part in block style, one key or item a line")
-		}
-		b.WriteString(ed.text[pos:e.start])
-		b.WriteString(e.text)
-		pos = e.end
+	out, bad := splice(ed.text, 0, len(ed.text), ed.edits)
+	if bad >= 0 {
+		return "", refuse(ed.lineAt(bad), "two changes at one place", "write this part in block style, one key or item a line")
 	}
-	b.WriteString(ed.text[pos:])
-	out := b.String()
 	if ed.noFinalNewline && strings.HasSuffix(out, "\n") {
 		out = strings.TrimSuffix(strings.TrimSuffix(out, "\n"), "\r")
 	}
@@ -41,7 +25,29 @@ func (ed *editor) finish() (string, error) {
 }
 
 func (ed *editor) add(start, end int, text string) {
-	ed.edits = append(ed.edits, edit{start, end, text, len(ed.edits)})
+	ed.edits = append(ed.edits, edit{start, end, text})
+}
+
+// splice is text[lo:hi] with the edits made in it, in order of place
+// (insertions before a removal at the same place, else in the order
+// made); bad is where the first edit starts that overlaps another or
+// leaves [lo, hi), or -1.
+func splice(text string, lo, hi int, edits []edit) (out string, bad int) {
+	slices.SortStableFunc(edits, func(a, b edit) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end))
+	})
+	var b strings.Builder
+	pos := lo
+	for _, e := range edits {
+		if e.start < pos || e.end > hi {
+			return "", e.start
+		}
+		b.WriteString(text[pos:e.start])
+		b.WriteString(e.text)
+		pos = e.end
+	}
+	b.WriteString(text[pos:hi])
+	return b.String(), -1
 }
 
 // diff writes the differences under a source node: what is removed from
@@ -70,11 +76,7 @@ func (ed *editor) diff(n *enode) error {
 		}
 		if e.renamed {
 			k := src.keys[e.src]
-			text := e.keyText
-			if text == "" {
-				text = ed.keyLike(k, e.key)
-			}
-			ed.add(k.start, k.end, text)
+			ed.add(k.start, k.end, cmp.Or(e.keyText, ed.keyLike(k, e.key)))
 		}
 		if err := ed.diffValue(e.val, src, e.src); err != nil {
 			return err
@@ -83,13 +85,18 @@ func (ed *editor) diff(n *enode) error {
 	return nil
 }
 
-// diffValue writes member or item i of parent: replaced, or changed
-// below.
+// diffValue writes member or item i of parent: a list created for moved
+// items, a block list every item moved out of (which is [] again),
+// changed below, or replaced.
 func (ed *editor) diffValue(v *enode, parent *snode, i int) error {
-	if done, err := ed.writeList(v, parent, i); done {
+	switch {
+	case v.created:
+		return ed.writeCreated(v, parent, i)
+	case v.emptied && len(v.kids) == 0 && parent.kind == mapKind && !parent.flow:
+		err := ed.diff(v)
+		ed.add(parent.colon[i], parent.colon[i], " []")
 		return err
-	}
-	if v.src != nil {
+	case v.src != nil:
 		return ed.diff(v)
 	}
 	start, text := ed.replacement(v.val, parent, i)

@@ -64,13 +64,9 @@ var docStart = regexp.MustCompile(`^---\s*(#.*)?$`)
 func splitYAML(data []byte) ([]*document, error) {
 	var docs []*document
 	cur, start := &document{index: 1, line: 1}, 0 // start: of cur's text
-	flush := func(end int) error {
-		if end-start > MaxDocument {
-			return fmt.Errorf("%s is %d bytes, more than the %d MiB a document may have", cur, end-start, MaxDocument>>20)
-		}
+	flush := func(end int) {
 		cur.raw = string(data[start:end])
 		docs = append(docs, cur)
-		return nil
 	}
 	for pos, lineNo := 0, 1; pos < len(data); lineNo++ {
 		end := pos + bytes.IndexByte(data[pos:], '\n') + 1 // after its "\n"
@@ -79,17 +75,18 @@ func splitYAML(data []byte) ([]*document, error) {
 		}
 		if docStart.Match(bytes.TrimRight(data[pos:end], "\r\n")) {
 			if pos > start || cur.sep != "" || len(docs) > 0 {
-				if err := flush(pos); err != nil {
-					return nil, err
-				}
+				flush(pos)
 				cur = &document{index: len(docs) + 1}
 			}
 			cur.sep, cur.line, start = string(data[pos:end]), lineNo+1, end
 		}
 		pos = end
 	}
-	if err := flush(len(data)); err != nil {
-		return nil, err
+	flush(len(data))
+	for _, d := range docs {
+		if len(d.raw) > MaxDocument {
+			return nil, fmt.Errorf("%s is %d bytes, more than the %d MiB a document may have", d, len(d.raw), MaxDocument>>20)
+		}
 	}
 	return docs, nil
 }

@@ -114,24 +114,10 @@ func (ed *editor) movedText(v any, flow bool, col int) (string, bool) {
 		case flow && (block || strings.Contains(text, "\n") || w.style == 0 && !safePlain(word, true)):
 			return "", false
 		case block:
-			text = shiftLines(text, col-w.col)
+			text = ed.shift(text, col-w.col)
 		}
 		ed.moved = slices.Delete(ed.moved, i, i+1)
 		return text, true
 	}
 	return "", false
-}
-
-// shiftLines indents every line of text but the first by shift columns.
-func shiftLines(text string, shift int) string {
-	lines := strings.Split(text, "\n")
-	for i := 1; i < len(lines); i++ {
-		switch {
-		case shift > 0 && strings.TrimSpace(lines[i]) != "":
-			lines[i] = strings.Repeat(" ", shift) + lines[i]
-		case shift < 0:
-			lines[i] = lines[i][min(-shift, len(lines[i])-len(strings.TrimLeft(lines[i], " "))):]
-		}
-	}
-	return strings.Join(lines, "\n")
 }

@@ -13,20 +13,6 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// moves is what the editor knows of items moved between lists.
-type moves struct {
-	// away: the source items moved out of their list, by node; their
-	// lines go with them (cutSpan).
-	away map[*snode]origin
-	// created: lists an add wrote ([]), or empty flow lists of block
-	// YAML, that items were moved into; they are written whole, with the
-	// items' source text (writeCreated).
-	created map[*enode]bool
-	// emptied: block lists every item moved out of; one left empty is
-	// written [] (writeList).
-	emptied map[*enode]bool
-}
-
 // origin is where a moved item was in the source: its list and index.
 type origin struct {
 	list  *snode
@@ -41,23 +27,21 @@ func (ed *editor) moveBetween(op inject.Op) (done bool, err error) {
 		len(from) == len(to) && slices.Equal(from[:len(from)-1], to[:len(to)-1]) {
 		return false, nil
 	}
-	if list, err := ed.resolve(from[:len(from)-1]); err != nil || list.src == nil || list.src.kind != seqKind {
+	list, err := ed.resolve(from[:len(from)-1])
+	if err != nil || list.src == nil || list.src.kind != seqKind {
 		return false, nil // not an item: apply says what it moves
 	}
-	if err := ed.move(from, to); err != nil {
+	if err := ed.move(list, from[len(from)-1], to); err != nil {
 		return true, fmt.Errorf("move %s to %s: %w", op.From, op.Path, err)
 	}
 	return true, nil
 }
 
-func (ed *editor) move(from, to []string) error {
-	list, err := ed.resolve(from[:len(from)-1])
-	if err != nil {
-		return err
-	}
-	i, err := strconv.Atoi(from[len(from)-1])
+// move moves item index of list to path to.
+func (ed *editor) move(list *enode, index string, to []string) error {
+	i, err := strconv.Atoi(index)
 	if err != nil || i < 0 || i >= len(list.kids) {
-		return fmt.Errorf("no item %q", from[len(from)-1])
+		return fmt.Errorf("no item %q", index)
 	}
 	item := list.kids[i].val
 	if item.src == nil {
@@ -71,7 +55,7 @@ func (ed *editor) move(from, to []string) error {
 		return fmt.Errorf("%w: the target is neither a list of the source nor an empty list just added", errCannotEdit)
 	}
 	if ed.emptyFlowInBlock(to, target) && !list.src.flow {
-		ed.mark(&ed.mv.created, target) // block lines replace its [] (and moving them out gives [] back)
+		target.created = true // block lines replace its [] (and moving them out gives [] back)
 	}
 	if target.src.kind != seqKind {
 		return fmt.Errorf("%q: not a list", to[len(to)-2])
@@ -82,26 +66,23 @@ func (ed *editor) move(from, to []string) error {
 			return fmt.Errorf("no index %q", last)
 		}
 	}
-	if k := slices.Index(list.src.kids, item.src); k >= 0 {
-		if ed.mv.away == nil {
-			ed.mv.away = map[*snode]origin{}
+	if _, seen := ed.away[item.src]; !seen {
+		k := slices.Index(list.src.kids, item.src)
+		if k < 0 {
+			return fmt.Errorf("%w: an item of another list", errCannotEdit)
 		}
-		if _, seen := ed.mv.away[item.src]; !seen {
-			ed.mv.away[item.src] = origin{list.src, k}
-		}
-	} else if _, seen := ed.mv.away[item.src]; !seen {
-		return fmt.Errorf("%w: an item of another list", errCannotEdit)
+		ed.away[item.src] = origin{list.src, k}
 	}
 	list.kids = slices.Delete(list.kids, i, i+1)
-	target.kids = slices.Insert(target.kids, at, &entry{src: -1, val: item}) // written by insertMoved
+	target.kids = slices.Insert(target.kids, at, &entry{src: -1, val: item}) // written by paste
 	if len(list.kids) == 0 && !list.src.flow {
-		ed.mark(&ed.mv.emptied, list)
+		list.emptied = true
 	}
 	return nil
 }
 
 // emptyFlowInBlock says whether target, at path to, is an empty flow
-// list written [] (as writeList writes it back) that is a member of a
+// list written [] (as diffValue writes it back) that is a member of a
 // block mapping of YAML.
 func (ed *editor) emptyFlowInBlock(to []string, target *enode) bool {
 	if ed.st.json || len(to) < 2 || !target.src.flow || ed.text[target.src.start:target.src.end] != "[]" {
@@ -111,14 +92,6 @@ func (ed *editor) emptyFlowInBlock(to []string, target *enode) bool {
 	return err == nil && parent.src != nil && parent.src.kind == mapKind && !parent.src.flow
 }
 
-// mark adds n to the set m.
-func (ed *editor) mark(m *map[*enode]bool, n *enode) {
-	if *m == nil {
-		*m = map[*enode]bool{}
-	}
-	(*m)[n] = true
-}
-
 // create turns the new empty list n (an add of []) into one that takes
 // moved items: a list without source lines, written whole.
 func (ed *editor) create(n *enode) bool {
@@ -126,7 +99,6 @@ func (ed *editor) create(n *enode) bool {
 		return false
 	}
 	n.src = &snode{kind: seqKind}
-	n.expanded = true
-	ed.mark(&ed.mv.created, n)
+	n.expanded, n.created = true, true
 	return true
 }

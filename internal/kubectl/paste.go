@@ -7,26 +7,20 @@
 
 package kubectl
 
-import (
-	"sort"
-	"strings"
-)
+import "strings"
 
 // cutSpan is the span [start, end) that deletions removes for member or
 // item i of src, widened for an item moved away (or a list whose last
 // item moved away) to the lines that go with it.
 func (ed *editor) cutSpan(src *snode, i, start, end int) (int, int) {
-	if src.flow {
-		return start, end
-	}
-	if src.kind == seqKind {
-		if _, moved := ed.mv.away[src.kids[i]]; moved {
+	switch v := src.kids[i]; {
+	case src.flow:
+	case src.kind == seqKind:
+		if _, moved := ed.away[v]; moved {
 			return ed.leadingStart(src, i), ed.trailingEnd(src, i)
 		}
-		return start, end
-	}
-	if v := src.kids[i]; v.kind == seqKind && !v.flow && len(v.kids) > 0 {
-		if _, moved := ed.mv.away[v.kids[len(v.kids)-1]]; moved {
+	case v.kind == seqKind && !v.flow && len(v.kids) > 0:
+		if _, moved := ed.away[v.kids[len(v.kids)-1]]; moved {
 			return start, ed.trailingEnd(v, len(v.kids)-1)
 		}
 	}
@@ -37,22 +31,15 @@ func (ed *editor) cutSpan(src *snode, i, start, end int) (int, int) {
 // src that belong to it: blank lines and comments not indented past its
 // '-'.
 func (ed *editor) leadingStart(src *snode, k int) int {
-	at := ed.l.lineStart(src.dash[k])
 	top := 0
 	if k > 0 {
 		top = ed.l.lineEnd(src.kids[k-1].end)
 	}
 	col := ed.column(src.dash[k])
-	for at > top {
-		prev := ed.l.lineStart(at - 1)
-		line := strings.TrimRight(ed.text[prev:at], "\r\n")
+	return ed.linesAbove(ed.l.lineStart(src.dash[k]), top, func(line string) bool {
 		trimmed := strings.TrimLeft(line, " ")
-		if trimmed != "" && (!strings.HasPrefix(trimmed, "#") || len(line)-len(trimmed) > col) {
-			break
-		}
-		at = prev
-	}
-	return at
+		return trimmed == "" || strings.HasPrefix(trimmed, "#") && len(line)-len(trimmed) <= col
+	})
 }
 
 // trailingEnd is the end of the lines after item k of the block list src
@@ -74,19 +61,6 @@ func (ed *editor) trailingEnd(src *snode, k int) int {
 		at = next
 	}
 	return end
-}
-
-// insertMoved writes member or item j of n when moves made it: a list
-// created for moved items, or an item moved from another list. done: it
-// did.
-func (ed *editor) insertMoved(n *enode, j int) (done bool, err error) {
-	switch v := n.kids[j].val; {
-	case ed.mv.created[v]:
-		return true, ed.insertCreated(n, j)
-	case v.src != nil && n.src.kind == seqKind:
-		return true, ed.paste(n, j)
-	}
-	return false, nil
 }
 
 // paste writes item j of the list n, moved there from another list.
@@ -120,7 +94,7 @@ func (ed *editor) paste(n *enode, j int) error {
 // made to it, for a list in flow style (flow) or block style, whose
 // items start at column col: in a block list whole lines, '-' and all.
 func (ed *editor) itemText(it *enode, flow bool, col int) (string, error) {
-	o := ed.mv.away[it.src]
+	o := ed.away[it.src]
 	s := it.src
 	lo, hi := s.start, s.end
 	switch {
@@ -157,24 +131,11 @@ func (ed *editor) edited(it *enode, lo, hi int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sort.SliceStable(own, func(i, j int) bool {
-		if own[i].start != own[j].start {
-			return own[i].start < own[j].start
-		}
-		return own[i].end < own[j].end
-	})
-	var b strings.Builder
-	pos := lo
-	for _, e := range own {
-		if e.start < pos || e.end > hi {
-			return "", refuse(ed.lineAt(e.start), "a change of a moved item outside its lines", "write the item in block style, one key a line")
-		}
-		b.WriteString(ed.text[pos:e.start])
-		b.WriteString(e.text)
-		pos = e.end
+	text, bad := splice(ed.text, lo, hi, own)
+	if bad >= 0 {
+		return "", refuse(ed.lineAt(bad), "a change of a moved item outside its lines", "write the item in block style, one key a line")
 	}
-	b.WriteString(ed.text[pos:hi])
-	return b.String(), nil
+	return text, nil
 }
 
 // pasteFlow writes the moved item it into the flow list src (or JSON),

@@ -12,41 +12,32 @@ import (
 
 // deriveStyle reads how the document indents, ends lines and quotes.
 func deriveStyle(l *lines, root *snode, json bool) style {
-	text := l.text
-	s := style{json: json, step: 2, nl: "\n", seqIn: false}
-	if strings.Contains(text, "\r\n") {
+	s := style{json: json, step: 2, nl: "\n"}
+	if strings.Contains(l.text, "\r\n") {
 		s.nl = "\r\n"
 	}
+	col := func(off int) int { return off - l.lineStart(off) }
 	if json {
-		s.single = !strings.Contains(strings.TrimSpace(text), "\n")
-		if !s.single && len(root.kids) > 0 && root.kind == mapKind {
-			k := root.keys[0]
-			if ind := k.start - l.lineStart(k.start); ind > 0 {
-				s.step = ind
-			}
+		s.single = !strings.Contains(strings.TrimSpace(l.text), "\n")
+		if !s.single && len(root.kids) > 0 && root.kind == mapKind && col(root.keys[0].start) > 0 {
+			s.step = col(root.keys[0].start)
 		}
 		return s
 	}
-	var walk func(n *snode, depth int)
 	foundStep, foundSeq := false, false
+	var walk func(n *snode, depth int)
 	walk = func(n *snode, depth int) {
 		if depth > 20 || n.flow || foundStep && foundSeq {
 			return
 		}
 		for i, v := range n.kids {
 			if n.kind == mapKind && !v.flow && len(v.kids) > 0 {
-				keyCol := n.keys[i].start - l.lineStart(n.keys[i].start)
-				switch v.kind {
-				case mapKind:
-					if !foundStep {
-						if d := v.keys[0].start - l.lineStart(v.keys[0].start) - keyCol; d > 0 {
-							s.step, foundStep = d, true
-						}
-					}
-				case seqKind:
-					if !foundSeq && len(v.dash) > 0 {
-						s.seqIn, foundSeq = v.dash[0]-l.lineStart(v.dash[0]) > keyCol, true
-					}
+				keyCol := col(n.keys[i].start)
+				switch {
+				case v.kind == mapKind && !foundStep && col(v.keys[0].start) > keyCol:
+					s.step, foundStep = col(v.keys[0].start)-keyCol, true
+				case v.kind == seqKind && !foundSeq && len(v.dash) > 0:
+					s.seqIn, foundSeq = col(v.dash[0]) > keyCol, true
 				}
 			}
 			walk(v, depth+1)
@@ -77,35 +68,34 @@ func neighbours(kids []*entry, j int) (next, prev int) {
 	return next, prev
 }
 
-// insertKid writes the new member or item j of n.
+// insertKid writes the new member or item j of n: a list created for
+// moved items, an item moved from another list, or a new value.
 func (ed *editor) insertKid(n *enode, j int) error {
-	if done, err := ed.insertMoved(n, j); done {
-		return err
-	}
 	e, src := n.kids[j], n.src
+	switch {
+	case e.val.created:
+		return ed.insertCreated(n, j)
+	case e.val.src != nil && src.kind == seqKind:
+		return ed.paste(n, j)
+	}
 	next, prev := neighbours(n.kids, j)
 	return ed.insert(src, next, prev, j, len(n.kids), func(indent int) string {
 		v := e.val.val
+		flow := ed.st.json || src.flow
 		if src.kind == mapKind {
-			switch {
-			case ed.st.json:
-				return ed.st.key(e.key) + ": " + cmp.Or(e.val.text, ed.st.pretty(v, indent))
-			case src.flow:
-				return ed.st.key(e.key) + ": " + cmp.Or(e.val.text, ed.st.flow(v))
+			if flow {
+				return ed.st.key(e.key) + ": " + cmp.Or(e.val.text, ed.st.flow(v, indent))
 			}
 			return ed.st.key(e.key) + ":" + ed.styleIn(src).block(v, indent)
 		}
-		if text, ok := ed.movedText(v, src.flow, indent); ok {
-			if !ed.st.json && !src.flow {
-				return "- " + text
-			}
-			return text
-		}
+		text, moved := ed.movedText(v, src.flow, indent)
 		switch {
-		case ed.st.json:
-			return ed.st.pretty(v, indent)
-		case src.flow:
-			return ed.st.flow(v)
+		case flow && moved:
+			return text
+		case flow:
+			return ed.st.flow(v, indent)
+		case moved:
+			return "- " + text
 		}
 		return "-" + ed.st.item(v, indent)
 	})
@@ -123,7 +113,7 @@ func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent 
 	col := ed.column(itemStart(src, 0))
 	line := func() string { return strings.Repeat(" ", col) + text(col) }
 	if next >= 0 && ed.l.onlySpaceBefore(itemStart(src, next)) {
-		at := ed.commentsAbove(ed.l.lineStart(itemStart(src, next)))
+		at := ed.linesAbove(ed.l.lineStart(itemStart(src, next)), 0, isComment)
 		ed.add(at, at, line()+ed.st.nl)
 		return nil
 	}
@@ -196,21 +186,18 @@ func (ed *editor) fillEmpty(src *snode, j, count, indent int, text string) {
 	pretty := ed.st.json && !ed.st.single && inner == ""
 	sep, open, closing := ", ", "", ""
 	if pretty {
-		sep = "," + ed.st.nl + strings.Repeat(" ", indent)
 		open = ed.st.nl + strings.Repeat(" ", indent)
-		closing = ed.st.nl + strings.Repeat(" ", ed.lineIndent(src.start))
+		sep, closing = ","+open, ed.st.nl+strings.Repeat(" ", ed.lineIndent(src.start))
+	}
+	if j > 0 {
+		open = sep
 	}
 	if j == count-1 {
 		text += closing
 	}
-	if j > 0 {
-		text = sep + text
-	} else if inner == "" {
-		text = open + text
-	}
 	// Spaces between the brackets stay in front of the items, where
 	// removing the items gives them back.
-	ed.add(src.end-1, src.end-1, text)
+	ed.add(src.end-1, src.end-1, open+text)
 }
 
 // styleIn is the style for new values of a block mapping: block lists
@@ -238,12 +225,12 @@ func itemStart(src *snode, i int) int {
 	return src.kids[i].start
 }
 
-// commentsAbove moves a line start up over the comment lines right above
-// it, which belong to what follows them.
-func (ed *editor) commentsAbove(at int) int {
-	for at > 0 {
+// linesAbove moves the line start at up over the lines right above it
+// (not past top) that belong, says belongs, to what follows them.
+func (ed *editor) linesAbove(at, top int, belongs func(line string) bool) int {
+	for at > top {
 		prev := ed.l.lineStart(at - 1)
-		if !strings.HasPrefix(strings.TrimSpace(ed.text[prev:at]), "#") {
+		if !belongs(strings.TrimRight(ed.text[prev:at], "\r\n")) {
 			break
 		}
 		at = prev
@@ -251,16 +238,17 @@ func (ed *editor) commentsAbove(at int) int {
 	return at
 }
 
+// isComment: comment lines belong to what follows them.
+func isComment(line string) bool { return strings.HasPrefix(strings.TrimSpace(line), "#") }
+
 // replacement is where a new value v for member or item i of parent
 // starts, and its text: in block style, a member's just after "key:", an
 // item's where the old one starts (after "- ").
 func (ed *editor) replacement(v any, parent *snode, i int) (int, string) {
 	old := parent.kids[i]
 	switch {
-	case ed.st.json:
-		return old.start, ed.st.pretty(v, ed.lineIndent(old.start))
-	case parent.flow:
-		return old.start, ed.st.flow(v)
+	case ed.st.json || parent.flow:
+		return old.start, ed.st.flow(v, ed.lineIndent(old.start))
 	case parent.kind == mapKind:
 		return parent.colon[i], ed.styleIn(parent).block(v, ed.column(parent.keys[i].start))
 	}

@@ -66,8 +66,8 @@ func TestShiftLines(t *testing.T) {
 		{"|\n    a\n    b", -2, "|\n  a\n  b"},
 		{"|\n a", -4, "|\na"},
 	} {
-		if got := shiftLines(tc.text, tc.shift); got != tc.want {
-			t.Errorf("shiftLines(%q, %d) = %q, want %q", tc.text, tc.shift, got, tc.want)
+		if got := (&editor{}).shift(tc.text, tc.shift); got != tc.want {
+			t.Errorf("shift(%q, %d) = %q, want %q", tc.text, tc.shift, got, tc.want)
 		}
 	}
 }

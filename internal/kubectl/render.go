@@ -2,8 +2,9 @@ package kubectl
 
 import (
 	"encoding/json"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -38,11 +39,7 @@ func members(v any) (keys []string, vals []any, ok bool) {
 }
 
 func sortedMembers[V any](m map[string]V) (keys []string, vals []any, ok bool) {
-	keys = make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys = slices.Sorted(maps.Keys(m))
 	for _, k := range keys {
 		vals = append(vals, m[k])
 	}
@@ -64,36 +61,45 @@ func elements(v any) ([]any, bool) {
 	return nil, false
 }
 
-// flow writes a value on one line: YAML flow style or compact JSON.
-func (s style) flow(v any) string {
+// flow writes a value where flow style goes (all of JSON is): on one
+// line, or in pretty JSON indented, its first line after the key, the
+// others at indent plus levels of step.
+func (s style) flow(v any, indent int) string {
+	open, sep, end := "", ", ", ""
+	if s.json && !s.single {
+		open, end = s.nl+strings.Repeat(" ", indent+s.step), s.nl+strings.Repeat(" ", indent)
+		sep = "," + open
+	}
+	var parts []string
+	brackets := "[]"
 	if keys, vals, ok := members(v); ok {
-		parts := make([]string, len(keys))
+		brackets, parts = "{}", make([]string, 0, len(keys))
 		for i := range keys {
-			parts[i] = s.key(keys[i]) + ": " + s.flow(vals[i])
+			parts = append(parts, s.key(keys[i])+": "+s.flow(vals[i], indent+s.step))
 		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	if items, ok := elements(v); ok {
-		parts := make([]string, len(items))
-		for i, it := range items {
-			parts[i] = s.flow(it)
+	} else if items, ok := elements(v); ok {
+		parts = make([]string, 0, len(items))
+		for _, it := range items {
+			parts = append(parts, s.flow(it, indent+s.step))
 		}
-		return "[" + strings.Join(parts, ", ") + "]"
+	} else {
+		return s.scalarValue(v)
 	}
-	return s.scalarValue(v, true)
+	if len(parts) == 0 {
+		return brackets
+	}
+	return brackets[:1] + open + strings.Join(parts, sep) + end + brackets[1:]
 }
 
-// oneLine is v written on one line (flow), and whether it is short and
-// flat enough to be written so: a scalar always is.
+// oneLine is v written on one line (YAML flow), and whether it is short
+// and flat enough to be written so: a scalar always is.
 func (s style) oneLine(v any) (string, bool) {
-	line := s.flow(v)
+	line := s.flow(v, 0)
 	if _, _, ok := members(v); ok {
 		return line, len(line) <= 80
 	}
-	if _, ok := elements(v); ok {
-		return line, len(line) <= 100
-	}
-	return line, true
+	_, list := elements(v)
+	return line, !list || len(line) <= 100
 }
 
 // block writes a YAML value that goes after "key:" or "- " at indentation
@@ -102,8 +108,7 @@ func (s style) block(v any, indent int) string {
 	if str, ok := v.(string); ok {
 		return " " + s.scalar(str, false)
 	}
-	line, fits := s.oneLine(v)
-	if fits {
+	if line, fits := s.oneLine(v); fits {
 		return " " + line
 	}
 	return s.below(v, indent)
@@ -112,82 +117,43 @@ func (s style) block(v any, indent int) string {
 // below writes a collection on the lines below its key or "-", at
 // indentation indent (the key's column).
 func (s style) below(v any, indent int) string {
-	pad := strings.Repeat(" ", indent+s.step)
+	var b strings.Builder
 	if keys, vals, ok := members(v); ok {
-		var b strings.Builder
+		pad := strings.Repeat(" ", indent+s.step)
 		for i := range keys {
 			b.WriteString(s.nl + pad + s.key(keys[i]) + ":" + s.block(vals[i], indent+s.step))
 		}
 		return b.String()
 	}
-	items, _ := elements(v)
 	dashIndent := indent
 	if s.seqIn {
-		dashIndent = indent + s.step
+		dashIndent += s.step
 	}
-	var b strings.Builder
+	items, _ := elements(v)
 	for _, it := range items {
 		b.WriteString(s.nl + strings.Repeat(" ", dashIndent) + "-" + s.item(it, dashIndent))
 	}
 	return b.String()
 }
 
-// item writes a block sequence item after its "-" at dashIndent.
+// item writes a block sequence item after its "-" at dashIndent: a
+// mapping that does not fit on one line has its first member on the
+// line of the "-" and the others below it, in line with the first.
 func (s style) item(v any, dashIndent int) string {
-	keys, vals, ok := members(v)
-	if !ok {
+	if _, _, ok := members(v); !ok {
 		return s.block(v, dashIndent)
 	}
 	if line, fits := s.oneLine(v); fits {
 		return " " + line
 	}
-	var b strings.Builder
-	pad := strings.Repeat(" ", dashIndent+2)
-	for i := range keys {
-		if i == 0 {
-			b.WriteString(" ")
-		} else {
-			b.WriteString(s.nl + pad)
-		}
-		b.WriteString(s.key(keys[i]) + ":" + s.block(vals[i], dashIndent+2))
-	}
-	return b.String()
+	col := dashIndent + 2
+	return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+strings.Repeat(" ", col))
 }
 
-// pretty writes a JSON value indented, its first line after the key, the
-// others at indent plus levels of step.
-func (s style) pretty(v any, indent int) string {
-	if s.single {
-		return s.flow(v)
-	}
-	pad, inner := strings.Repeat(" ", indent), strings.Repeat(" ", indent+s.step)
-	if keys, vals, ok := members(v); ok {
-		if len(keys) == 0 {
-			return "{}"
-		}
-		parts := make([]string, len(keys))
-		for i := range keys {
-			parts[i] = inner + s.key(keys[i]) + ": " + s.pretty(vals[i], indent+s.step)
-		}
-		return "{" + s.nl + strings.Join(parts, ","+s.nl) + s.nl + pad + "}"
-	}
-	if items, ok := elements(v); ok {
-		if len(items) == 0 {
-			return "[]"
-		}
-		parts := make([]string, len(items))
-		for i, it := range items {
-			parts[i] = inner + s.pretty(it, indent+s.step)
-		}
-		return "[" + s.nl + strings.Join(parts, ","+s.nl) + s.nl + pad + "]"
-	}
-	return s.scalarValue(v, true)
-}
-
-func (s style) scalarValue(v any, inFlow bool) string {
+func (s style) scalarValue(v any) string {
 	switch v := v.(type) {
 	case string:
-		return s.scalar(v, inFlow)
+		return s.scalar(v, true)
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
