@@ -3,6 +3,7 @@ package kubectl
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -65,41 +66,61 @@ func elements(v any) ([]any, bool) {
 // line, or in pretty JSON indented, its first line after the key, the
 // others at indent plus levels of step.
 func (s style) flow(v any, indent int) string {
+	text, _ := s.flowIn(v, indent, math.MaxInt)
+	return text
+}
+
+// flowIn is flow, given up (false) as soon as it is longer than room
+// bytes, so that a value too long for one line is not written whole only
+// to be measured.
+func (s style) flowIn(v any, indent, room int) (string, bool) {
 	open, sep, end := "", ", ", ""
 	if s.json && !s.single {
 		open, end = s.nl+strings.Repeat(" ", indent+s.step), s.nl+strings.Repeat(" ", indent)
 		sep = "," + open
 	}
 	var parts []string
+	used := len(open) + len(end) + 2 // and the parts, with a separator each
+	add := func(prefix string, v any) bool {
+		text, ok := s.flowIn(v, indent+s.step, room-used-len(prefix))
+		parts, used = append(parts, prefix+text), used+len(prefix)+len(text)+len(sep)
+		return ok && used-len(sep) <= room
+	}
 	brackets := "[]"
 	if keys, vals, ok := members(v); ok {
 		brackets, parts = "{}", make([]string, 0, len(keys))
 		for i := range keys {
-			parts = append(parts, s.key(keys[i])+": "+s.flow(vals[i], indent+s.step))
+			if !add(s.key(keys[i])+": ", vals[i]) {
+				return "", false
+			}
 		}
 	} else if items, ok := elements(v); ok {
 		parts = make([]string, 0, len(items))
 		for _, it := range items {
-			parts = append(parts, s.flow(it, indent+s.step))
+			if !add("", it) {
+				return "", false
+			}
 		}
 	} else {
-		return s.scalarValue(v)
+		text := s.scalarValue(v)
+		return text, len(text) <= room
 	}
 	if len(parts) == 0 {
-		return brackets
+		return brackets, true
 	}
-	return brackets[:1] + open + strings.Join(parts, sep) + end + brackets[1:]
+	return brackets[:1] + open + strings.Join(parts, sep) + end + brackets[1:], true
 }
 
 // oneLine is v written on one line (YAML flow), and whether it is short
 // and flat enough to be written so: a scalar always is.
 func (s style) oneLine(v any) (string, bool) {
-	line := s.flow(v, 0)
+	room := math.MaxInt
 	if _, _, ok := members(v); ok {
-		return line, len(line) <= 80
+		room = 80
+	} else if _, ok := elements(v); ok {
+		room = 100
 	}
-	_, list := elements(v)
-	return line, !list || len(line) <= 100
+	return s.flowIn(v, 0, room)
 }
 
 // block writes a YAML value that goes after "key:" or "- " at indentation
