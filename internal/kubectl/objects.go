@@ -53,7 +53,7 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 	}
 	apiVersion := scalar(root, "apiVersion")
 	name := scalar(mapValue(root, "metadata"), "name")
-	label := strings.TrimSpace(kind + " " + name)
+	label := shown(strings.TrimSpace(kind + " " + name))
 	if where == "" {
 		where = fmt.Sprintf("%s, %s", d, label)
 	} else {
@@ -62,7 +62,7 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 	path, isPod := podKinds[kind]
 	switch {
 	case isPod && !ours(kind, apiVersion):
-		return nil, []string{fmt.Sprintf("%s: left unchanged: apiVersion %s is not Kubernetes' own %s", where, apiVersion, kind)}, nil
+		return nil, []string{fmt.Sprintf("%s: left unchanged: apiVersion %s is not Kubernetes' own %s", where, shown(apiVersion), kind)}, nil
 	case isPod:
 	case strings.HasSuffix(kind, "List"):
 		return findInList(d, root, kind, where, pointer)
@@ -108,7 +108,7 @@ func findInList(d *document, root map[string]any, kind, where, pointer string) (
 		k := scalar(item, "kind")
 		switch {
 		case itemKind != "" && k != "" && k != itemKind:
-			return nil, nil, fmt.Errorf("%s.kind is %s, but a %s holds only %ss: split the list or make it a List", at, k, kind, itemKind)
+			return nil, nil, fmt.Errorf("%s.kind is %s, but a %s holds only %ss: split the list or make it a List", at, shown(k), shown(kind), shown(itemKind))
 		case itemKind == "" && k == "":
 			return nil, nil, fmt.Errorf("%s: kind is missing", at)
 		}
@@ -120,6 +120,10 @@ func findInList(d *document, root map[string]any, kind, where, pointer string) (
 	}
 	return found, notes, nil
 }
+
+// shown is a name from the document as a message shows it: on one line
+// (a name may hold a line break), at most as long as a Kubernetes name.
+func shown(s string) string { return inject.OneLine(s, 253) }
 
 // mapValue is the object at key of obj; nil if it is missing or not an
 // object.
