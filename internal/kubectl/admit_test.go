@@ -275,3 +275,23 @@ func TestInjectAgainAfterAChange(t *testing.T) {
 		t.Errorf("uninject: err %v, output:\n%s\nwant:\n%s", err, back, change(before))
 	}
 }
+
+// TestMetadataReadAsTheAPIServerDoes: a template whose metadata the API
+// server cannot read (a label that is a number) is refused alike with and
+// without LimitRanges to fit: the typed reading of its metadata is not
+// left to the LimitRange check.
+func TestMetadataReadAsTheAPIServerDoes(t *testing.T) {
+	api := startAPIServer(t, map[string][]corev1.LimitRange{"default": {}})
+	containers := []string{"{name: app, image: i, command: [/app]}", "{name: proxy, image: cloud-sql-proxy, command: [/proxy]}"}
+	job := strings.Replace(jobOf("{job-signal.dev/main: app}", containers...), "metadata: {annotations:", "metadata: {labels: {a: 1}, annotations:", 1)
+	if !strings.Contains(job, "labels: {a: 1}") {
+		t.Fatalf("no label in\n%s", job)
+	}
+	for name, args := range map[string][]string{"offline": {"--offline"}, "online": {"--kubeconfig", api.kubeconfig, "-n", "default"}} {
+		var out, stderr bytes.Buffer
+		code := Main(context.Background(), append([]string{"inject", "--mode", "pair", "-f", "-"}, args...), strings.NewReader(job), &out, &stderr)
+		if code != 1 || out.Len() > 0 || !strings.Contains(stderr.String(), "metadata.labels") {
+			t.Errorf("%s: exit %d, %d bytes out, stderr %q", name, code, out.Len(), stderr.String())
+		}
+	}
+}
