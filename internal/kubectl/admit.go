@@ -48,36 +48,40 @@ func (a *admission) check(p *pod) error {
 	a.changed = a.changed || p.form != inject.FormNative
 	raw, before := p.raw, &p.before
 	defer func() { p.raw, p.before = nil, corev1.Pod{} }()
-	if a.opts.LimitRanges == nil { // no typed reading: the template as read says it
-		annotations := map[string]string{}
-		for k, v := range mapValue(mapValue(p.obj, "metadata"), "annotations") {
-			annotations[k], _ = v.(string) // strings all: inject refuses others
+	if a.opts.LimitRanges != nil {
+		namespace := cmp.Or(p.namespace, a.opts.Namespace, "default")
+		ranges, ok := a.ranges[namespace]
+		if !ok {
+			var err error
+			if ranges, err = a.opts.LimitRanges(a.ctx, namespace); err != nil {
+				return fmt.Errorf("read the LimitRanges of namespace %s, to fit the %s init container into them: %s (check --kubeconfig and --context, or use --offline)",
+					namespace, inject.InitContainer, inject.OneLine(err.Error(), inject.MaxReason))
+			}
+			a.ranges[namespace] = ranges
 		}
-		return inject.CheckAnnotations(annotations, p.ops)
-	}
-	namespace := cmp.Or(p.namespace, a.opts.Namespace, "default")
-	ranges, ok := a.ranges[namespace]
-	if !ok {
 		var err error
-		if ranges, err = a.opts.LimitRanges(a.ctx, namespace); err != nil {
-			return fmt.Errorf("read the LimitRanges of namespace %s, to fit the %s init container into them: %s (check --kubeconfig and --context, or use --offline)",
-				namespace, inject.InitContainer, inject.OneLine(err.Error(), inject.MaxReason))
+		if p.ops, err = inject.FitLimitRanges(raw, before, p.ops, ranges); err != nil {
+			return fmt.Errorf("namespace %s: %w", namespace, err)
 		}
-		a.ranges[namespace] = ranges
-	}
-	var err error
-	if p.ops, err = inject.FitLimitRanges(raw, before, p.ops, ranges); err != nil {
-		return fmt.Errorf("namespace %s: %w", namespace, err)
 	}
 	return inject.CheckAnnotations(before.Annotations, p.ops)
 }
 
-// readTyped reads p's template as the API server reads it, for check
-// against LimitRanges: for all changed templates at once, before they are
-// checked in order.
-func (p *pod) readTyped() error {
+// readTyped reads p's template as the API server reads it, for check:
+// for all changed templates at once, before they are checked in order.
+// whole: all of it, for the LimitRange fitting; else its metadata, all
+// the annotations' check needs (and what the API server would refuse of
+// it is refused alike).
+func (p *pod) readTyped(whole bool) error {
+	obj := p.obj
+	if !whole {
+		obj = map[string]any{}
+		if meta, ok := p.obj["metadata"]; ok {
+			obj["metadata"] = meta
+		}
+	}
 	var err error
-	if p.raw, err = json.Marshal(p.obj); err != nil { // the template as kubectl read it
+	if p.raw, err = json.Marshal(obj); err != nil { // the template as kubectl read it
 		return err
 	}
 	return kjson.UnmarshalCaseSensitivePreserveInts(p.raw, &p.before)

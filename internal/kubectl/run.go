@@ -147,8 +147,8 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	results := make([]inject.Result, len(pods))
 	errs := forEach(len(pods), func(i int) (err error) {
 		p := pods[i]
-		if results[i], err = p.plan.Inject(found[p.platform], cmp.Or(opts.Installer, version.Image)); err == nil && len(results[i].Ops) > 0 && opts.LimitRanges != nil {
-			err = p.readTyped()
+		if results[i], err = p.plan.Inject(found[p.platform], cmp.Or(opts.Installer, version.Image)); err == nil && len(results[i].Ops) > 0 {
+			err = p.readTyped(opts.LimitRanges != nil)
 		}
 		return err
 	})
