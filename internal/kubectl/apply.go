@@ -124,15 +124,6 @@ func (ed *editor) resolve(tokens []string) (*enode, error) {
 	return n, nil
 }
 
-// keys are the member keys of a mapping, in order.
-func (n *enode) keys() []string {
-	keys := make([]string, len(n.kids))
-	for i, e := range n.kids {
-		keys[i] = e.key
-	}
-	return keys
-}
-
 func (n *enode) find(key string) *entry {
 	for _, e := range n.kids {
 		if e.key == key {
@@ -182,7 +173,7 @@ func (ed *editor) apply(op inject.Op) error {
 // fresh is the new value an add or replace op writes.
 func (ed *editor) fresh(op inject.Op) *enode {
 	n := &enode{val: op.Value}
-	n.text, n.hasText = ed.textFor(op.Text)
+	n.text, n.hasText = strings.CutPrefix(op.Text, ed.format) // kept text of another format is not for it
 	return n
 }
 
@@ -201,7 +192,11 @@ func (ed *editor) applyMember(parent *enode, op inject.Op, key string) error {
 		ed.remember(e.val)
 		e.val = ed.fresh(op)
 	default:
-		parent.kids = slices.Insert(parent.kids, inject.FieldIndex(parent.keys(), key), &entry{key: key, src: -1, val: ed.fresh(op)})
+		keys := make([]string, len(parent.kids))
+		for i, e := range parent.kids {
+			keys[i] = e.key
+		}
+		parent.kids = slices.Insert(parent.kids, inject.FieldIndex(keys, key), &entry{key: key, src: -1, val: ed.fresh(op)})
 	}
 	return nil
 }
@@ -239,6 +234,6 @@ func (ed *editor) rename(parent *enode, op inject.Op, from, to string) error {
 		ed.keepKey(op.Keep, parent.src.keys[e.src])
 	}
 	e.key, e.renamed = to, true
-	e.keyText, _ = ed.textFor(op.Text)
+	e.keyText, _ = strings.CutPrefix(op.Text, ed.format)
 	return nil
 }

@@ -51,8 +51,14 @@ func (ed *editor) move(list *enode, index string, to []string) error {
 	if err != nil {
 		return err
 	}
-	if target.src == nil && !ed.create(target) {
-		return fmt.Errorf("%w: the target is neither a list of the source nor an empty list just added", errCannotEdit)
+	if target.src == nil {
+		// A new empty list (an add of []) takes moved items: a list
+		// without source lines, written whole.
+		if l, ok := target.val.([]any); !ok || len(l) > 0 || target.hasText {
+			return fmt.Errorf("%w: the target is neither a list of the source nor an empty list just added", errCannotEdit)
+		}
+		target.src = &snode{kind: seqKind}
+		target.expanded, target.created = true, true
 	}
 	if ed.emptyFlowInBlock(to, target) && !list.src.flow {
 		target.created = true // block lines replace its [] (and moving them out gives [] back)
@@ -90,15 +96,4 @@ func (ed *editor) emptyFlowInBlock(to []string, target *enode) bool {
 	}
 	parent, err := ed.resolve(to[:len(to)-2])
 	return err == nil && parent.src != nil && parent.src.kind == mapKind && !parent.src.flow
-}
-
-// create turns the new empty list n (an add of []) into one that takes
-// moved items: a list without source lines, written whole.
-func (ed *editor) create(n *enode) bool {
-	if l, ok := n.val.([]any); !ok || len(l) > 0 || n.hasText {
-		return false
-	}
-	n.src = &snode{kind: seqKind}
-	n.expanded, n.created = true, true
-	return true
 }

@@ -204,7 +204,9 @@ func (s style) scalar(v string, inFlow bool) string {
 	case printable(v) && (!strings.Contains(v, "'") || strings.Contains(v, `"`)):
 		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 	}
-	return doubleQuoted(v)
+	// Go's escapes (\n, \t, \u2028, \U0001f600, \x1b) are YAML's too, and
+	// every string here is valid UTF-8 (as decoded): none stands for a byte.
+	return strconv.Quote(v)
 }
 
 // numberLike: what a YAML 1.1 or 1.2 reader may take for a number or a
@@ -249,8 +251,3 @@ func printable(v string) bool {
 	}
 	return true
 }
-
-// doubleQuoted writes a YAML double-quoted scalar: Go's escapes (\n,
-// \t, \u2028, \U0001f600, \x1b) are YAML's too, and every string here is
-// valid UTF-8 (as decoded), so none stands for a byte.
-func doubleQuoted(v string) string { return strconv.Quote(v) }
