@@ -85,7 +85,7 @@ func newEditor(d *document, root *snode) *editor {
 	// Lines of the whole input: JSON documents start with the space
 	// after the one before.
 	first := d.line - strings.Count(text[:len(text)-len(strings.TrimLeft(text, " \t\r\n"))], "\n")
-	l := newLines(text)
+	l := &lines{text: text}
 	ed := &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}, away: map[*snode]origin{}, format: "yaml:"}
 	if d.json {
 		ed.format = "json:"

@@ -17,8 +17,6 @@ type lines struct {
 	arena  *arena // of the tree being read (parse.go)
 }
 
-func newLines(text string) *lines { return &lines{text: text} }
-
 // index builds the line starts as yaml.v3 counts lines, and notes
 // whether the text is ASCII (a character a byte).
 func (l *lines) index() {

@@ -51,8 +51,7 @@ func refuse(line int, what, fix string) error {
 
 // readYAML builds the tree of a YAML document from yaml.v3's nodes.
 func readYAML(text string, root *yaml.Node) (*snode, error) {
-	l := newLines(text)
-	l.arena = newArena(root)
+	l := &lines{text: text, arena: newArena(root)}
 	return l.yamlNode(root, 0, 0)
 }
 
@@ -159,14 +158,11 @@ func isEmptyNull(n *yaml.Node) bool {
 // colonAfter finds the ':' that follows a key (after spaces), and returns
 // the offset after it.
 func (l *lines) colonAfter(off int) int {
-	i := off
-	for i < len(l.text) && (l.text[i] == ' ' || l.text[i] == '\t') {
-		i++
+	rest := strings.TrimLeft(l.text[off:], " \t")
+	if !strings.HasPrefix(rest, ":") {
+		return -1
 	}
-	if i < len(l.text) && l.text[i] == ':' {
-		return i + 1
-	}
-	return -1
+	return len(l.text) - len(rest) + 1
 }
 
 // scalarEnd finds where a scalar's text ends.
