@@ -108,8 +108,7 @@ func (ed *editor) diffValue(v *enode, parent *snode, i int) error {
 }
 
 // deletions writes the removal of the members or items of src that are
-// not kept.
-// empty says that nothing is left in it (nor added).
+// not kept; empty says that nothing is left in it (nor added).
 func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
 	if src.flow {
 		ed.flowDeletions(src, kept, empty)

@@ -157,8 +157,7 @@ func (ed *editor) pasteFlow(src *snode, it *enode, next, prev int) error {
 	case prev >= 0:
 		ed.add(src.kids[prev].end, src.kids[prev].end, sep+text)
 	case len(src.kids) == 0:
-		inner := ed.text[src.start+1 : src.end-1]
-		if ed.st.json && !ed.st.single && inner == "" {
+		if ed.st.json && !ed.st.single && src.end-src.start == 2 { // [], nothing between
 			text = ed.st.nl + ed.pad(indent) + text + ed.st.nl + ed.pad(ed.indentOf(src.start))
 		}
 		ed.add(src.end-1, src.end-1, text)

@@ -176,8 +176,7 @@ func (ed *editor) insertFlow(src *snode, next, prev, j, count int, text func(ind
 // src, in order, before its closing bracket; pretty JSON puts each on its
 // own line, and the closing bracket on the line after the last.
 func (ed *editor) fillEmpty(src *snode, j, count, indent int, text string) {
-	inner := ed.text[src.start+1 : src.end-1]
-	pretty := ed.st.json && !ed.st.single && inner == ""
+	pretty := ed.st.json && !ed.st.single && src.end-src.start == 2 // [] or {}, nothing between
 	sep, open, closing := ", ", "", ""
 	if pretty {
 		open = ed.st.nl + strings.Repeat(" ", indent)
