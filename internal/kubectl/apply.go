@@ -105,11 +105,11 @@ func (ed *editor) resolve(tokens []string) (*enode, error) {
 		case n.src == nil:
 			return nil, fmt.Errorf("%w: a change inside a value added by another", errCannotEdit)
 		case n.src.kind == mapKind:
-			e := n.find(t)
-			if e == nil {
+			i := n.find(t)
+			if i < 0 {
 				return nil, fmt.Errorf("no member %q", t)
 			}
-			n = e.val
+			n = n.kids[i].val
 		case n.src.kind == seqKind:
 			i, err := strconv.Atoi(t)
 			if err != nil || i < 0 || i >= len(n.kids) {
@@ -124,13 +124,9 @@ func (ed *editor) resolve(tokens []string) (*enode, error) {
 	return n, nil
 }
 
-func (n *enode) find(key string) *entry {
-	for _, e := range n.kids {
-		if e.key == key {
-			return e
-		}
-	}
-	return nil
+// find is the index of member key of a mapping, or -1.
+func (n *enode) find(key string) int {
+	return slices.IndexFunc(n.kids, func(e *entry) bool { return e.key == key })
 }
 
 // apply applies one operation to the tree.
@@ -180,7 +176,7 @@ func (ed *editor) fresh(op inject.Op) *enode {
 // applyMember applies an add, replace or remove op to member key of the
 // mapping parent.
 func (ed *editor) applyMember(parent *enode, op inject.Op, key string) error {
-	i := slices.IndexFunc(parent.kids, func(e *entry) bool { return e.key == key })
+	i := parent.find(key)
 	switch {
 	case op.Op == "remove" && i >= 0:
 		parent.kids = slices.Delete(parent.kids, i, i+1)
@@ -226,10 +222,11 @@ func (ed *editor) applyItem(parent *enode, op inject.Op, index string) error {
 // rename applies a move op within the mapping parent: member from becomes
 // member to, keeping its value's text.
 func (ed *editor) rename(parent *enode, op inject.Op, from, to string) error {
-	e := parent.find(from)
-	if parent.src.kind != mapKind || e == nil || parent.find(to) != nil {
+	i := parent.find(from)
+	if parent.src.kind != mapKind || i < 0 || parent.find(to) >= 0 {
 		return fmt.Errorf("%w: a rename of a member to a new name only", errCannotEdit)
 	}
+	e := parent.kids[i]
 	if e.src >= 0 {
 		ed.keepKey(op.Keep, parent.src.keys[e.src])
 	}

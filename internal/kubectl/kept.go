@@ -25,8 +25,8 @@ func (ed *editor) peekKeep(op inject.Op) {
 	if err != nil || parent.src == nil || parent.src.kind != mapKind {
 		return
 	}
-	if e := parent.find(tokens[len(tokens)-1]); e != nil {
-		ed.keep(op.Keep, parent, e)
+	if i := parent.find(tokens[len(tokens)-1]); i >= 0 {
+		ed.keep(op.Keep, parent, parent.kids[i])
 	}
 }
 

@@ -158,11 +158,13 @@ func isEmptyNull(n *yaml.Node) bool {
 // colonAfter finds the ':' that follows a key (after spaces), and returns
 // the offset after it.
 func (l *lines) colonAfter(off int) int {
-	rest := strings.TrimLeft(l.text[off:], " \t")
-	if !strings.HasPrefix(rest, ":") {
-		return -1
+	for off < len(l.text) && (l.text[off] == ' ' || l.text[off] == '\t') {
+		off++
 	}
-	return len(l.text) - len(rest) + 1
+	if off < len(l.text) && l.text[off] == ':' {
+		return off + 1
+	}
+	return -1
 }
 
 // scalarEnd finds where a scalar's text ends.
