@@ -21,8 +21,7 @@ type lines struct {
 // whether the text is ASCII (a character a byte).
 func (l *lines) index() {
 	text := l.text
-	l.starts = []int{0}
-	l.ascii = true
+	l.starts, l.ascii = []int{0}, true
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if c >= utf8.RuneSelf {

@@ -81,9 +81,7 @@ func (ed *editor) move(list *enode, index string, to []string) error {
 	}
 	list.kids = slices.Delete(list.kids, i, i+1)
 	target.kids = slices.Insert(target.kids, at, &entry{src: -1, val: item}) // written by paste
-	if len(list.kids) == 0 && !list.src.flow {
-		list.emptied = true
-	}
+	list.emptied = list.emptied || len(list.kids) == 0 && !list.src.flow
 	return nil
 }
 

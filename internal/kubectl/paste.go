@@ -94,8 +94,7 @@ func (ed *editor) paste(n *enode, j int) error {
 // made to it, for a list in flow style (flow) or block style, whose
 // items start at column col: in a block list whole lines, '-' and all.
 func (ed *editor) itemText(it *enode, flow bool, col int) (string, error) {
-	o := ed.away[it.src]
-	s := it.src
+	o, s := ed.away[it.src], it.src
 	lo, hi := s.start, s.end
 	switch {
 	case !o.list.flow && !flow:
