@@ -74,39 +74,35 @@ func (s style) flow(v any, indent int) string {
 // bytes, so that a value too long for one line is not written whole only
 // to be measured.
 func (s style) flowIn(v any, indent, room int) (string, bool) {
+	brackets := "[]"
+	keys, vals, isMap := members(v)
+	if isMap {
+		brackets = "{}"
+	} else if items, ok := elements(v); ok {
+		vals = items
+	} else {
+		text := s.scalarValue(v)
+		return text, len(text) <= room
+	}
+	if len(vals) == 0 {
+		return brackets, true
+	}
 	open, sep, end := "", ", ", ""
 	if s.json && !s.single {
 		open, end = s.nl+strings.Repeat(" ", indent+s.step), s.nl+strings.Repeat(" ", indent)
 		sep = "," + open
 	}
-	var parts []string
+	parts := make([]string, len(vals))
 	used := len(open) + len(end) + 2 // and the parts, with a separator each
-	add := func(prefix string, v any) bool {
-		text, ok := s.flowIn(v, indent+s.step, room-used-len(prefix))
-		parts, used = append(parts, prefix+text), used+len(prefix)+len(text)+len(sep)
-		return ok && used-len(sep) <= room
-	}
-	brackets := "[]"
-	if keys, vals, ok := members(v); ok {
-		brackets, parts = "{}", make([]string, 0, len(keys))
-		for i := range keys {
-			if !add(s.key(keys[i])+": ", vals[i]) {
-				return "", false
-			}
+	for i, val := range vals {
+		if isMap {
+			parts[i] = s.key(keys[i]) + ": "
 		}
-	} else if items, ok := elements(v); ok {
-		parts = make([]string, 0, len(items))
-		for _, it := range items {
-			if !add("", it) {
-				return "", false
-			}
+		text, ok := s.flowIn(val, indent+s.step, room-used-len(parts[i]))
+		parts[i] += text
+		if used += len(parts[i]) + len(sep); !ok || used-len(sep) > room {
+			return "", false
 		}
-	} else {
-		text := s.scalarValue(v)
-		return text, len(text) <= room
-	}
-	if len(parts) == 0 {
-		return brackets, true
 	}
 	return brackets[:1] + open + strings.Join(parts, sep) + end + brackets[1:], true
 }
