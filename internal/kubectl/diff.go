@@ -50,9 +50,8 @@ func splice(text string, lo, hi int, edits []edit) (out string, bad int) {
 	return b.String(), -1
 }
 
-// diff writes the differences under a source node: what is removed from
-// it, what is added to it, and what changes in the members or items it
-// keeps.
+// diff writes the differences under a source node: the members or items
+// removed, added, and changed in those it keeps.
 func (ed *editor) diff(n *enode) error {
 	if !n.expanded {
 		return nil

@@ -85,9 +85,8 @@ func (ed *editor) move(list *enode, index string, to []string) error {
 	return nil
 }
 
-// emptyFlowInBlock says whether target, at path to, is an empty flow
-// list written [] (as diffValue writes it back) that is a member of a
-// block mapping of YAML.
+// emptyFlowInBlock says whether target, at path to, is a [] (as diffValue
+// writes it back) that is a member of a block mapping of YAML.
 func (ed *editor) emptyFlowInBlock(to []string, target *enode) bool {
 	if ed.st.json || len(to) < 2 || !target.src.flow || ed.text[target.src.start:target.src.end] != "[]" {
 		return false

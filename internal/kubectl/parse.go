@@ -155,8 +155,7 @@ func isEmptyNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Value == "" && n.Style == 0 && n.ShortTag() == "!!null"
 }
 
-// colonAfter finds the ':' that follows a key (after spaces), and returns
-// the offset after it.
+// colonAfter is the offset after the ':' that follows a key, or -1.
 func (l *lines) colonAfter(off int) int {
 	for off < len(l.text) && (l.text[off] == ' ' || l.text[off] == '\t') {
 		off++
@@ -239,8 +238,7 @@ func (l *lines) blockEnd(start, parentIndent int) int {
 }
 
 // flowEnd is the offset after the closing bracket of the flow collection
-// s, which follows its last item after spaces, ',' and comments; -1
-// without one.
+// s, past blanks, ',' and comments after its last item; -1 without one.
 func (l *lines) flowEnd(s *snode) int {
 	i := s.start + 1
 	if len(s.kids) > 0 {

@@ -28,8 +28,7 @@ func (ed *editor) cutSpan(src *snode, i, start, end int) (int, int) {
 }
 
 // leadingStart is the start of the lines above item k of the block list
-// src that belong to it: blank lines and comments not indented past its
-// '-'.
+// src that go with it: blanks, and comments not indented past its '-'.
 func (ed *editor) leadingStart(src *snode, k int) int {
 	top := 0
 	if k > 0 {
@@ -138,8 +137,7 @@ func (ed *editor) edited(it *enode, lo, hi int) (string, error) {
 }
 
 // pasteFlow writes the moved item it into the flow list src (or JSON),
-// before the kept item next or after prev, separated as the list's items
-// are.
+// before the kept item next or after prev, with the list's separator.
 func (ed *editor) pasteFlow(src *snode, it *enode, next, prev int) error {
 	sep := ed.flowSep(src)
 	indent := ed.indentOf(src.start) + ed.st.step

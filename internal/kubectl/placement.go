@@ -54,9 +54,8 @@ func (ed *editor) lineIndent(off int) int {
 	return len(line) - len(strings.TrimLeft(line, " "))
 }
 
-// neighbours finds the kept source members or items around position j
-// of a changed collection: the index in src of the next one after j and
-// of the last one before it (-1 when none).
+// neighbours are the indices in src of the kept members or items next
+// after and last before position j of a changed collection (-1: none).
 func neighbours(kids []*entry, j int) (next, prev int) {
 	next, prev = -1, -1
 	for k := j + 1; k < len(kids) && next < 0; k++ {

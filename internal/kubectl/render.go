@@ -70,9 +70,8 @@ func (s style) flow(v any, indent int) string {
 	return text
 }
 
-// flowIn is flow, given up (false) as soon as it is longer than room
-// bytes, so that a value too long for one line is not written whole only
-// to be measured.
+// flowIn is flow, given up (false) once longer than room bytes: a value
+// too long for one line is not written whole only to be measured.
 func (s style) flowIn(v any, indent, room int) (string, bool) {
 	brackets := "[]"
 	keys, vals, isMap := members(v)
