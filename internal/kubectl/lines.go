@@ -30,21 +30,27 @@ func (l *lines) index() {
 		if c != '\n' && c != '\r' && c < 0xc2 {
 			continue // not the first byte of a break: the common case, cheaply
 		}
-		// The line breaks of YAML 1.1: CR, LF, CRLF, NEL, LS and PS.
-		n := 1
-		switch rest := text[i:]; {
-		case c == '\n':
-		case strings.HasPrefix(rest, "\r\n"), strings.HasPrefix(rest, "\u0085"):
-			n = 2
-		case c == '\r':
-		case strings.HasPrefix(rest, "\u2028"), strings.HasPrefix(rest, "\u2029"):
-			n = 3
-		default:
-			continue
+		if n := yamlBreak(text[i:]); n > 0 {
+			l.starts = append(l.starts, i+n)
+			i += n - 1
 		}
-		l.starts = append(l.starts, i+n)
-		i += n - 1
 	}
+}
+
+// yamlBreak is the length of the line break text starts with, as yaml.v3
+// counts lines (YAML 1.1: CR, LF, CRLF, NEL, LS and PS), or 0.
+func yamlBreak(text string) int {
+	switch {
+	case strings.HasPrefix(text, "\r\n"):
+		return 2
+	case text[0] == '\n' || text[0] == '\r':
+		return 1
+	case strings.HasPrefix(text, "\u0085"):
+		return 2
+	case strings.HasPrefix(text, "\u2028"), strings.HasPrefix(text, "\u2029"):
+		return 3
+	}
+	return 0
 }
 
 // offset converts yaml.v3's 1-based line and column (in characters) to a
