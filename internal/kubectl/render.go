@@ -94,11 +94,12 @@ func (s style) flowIn(v any, indent, room int) (string, bool) {
 	parts := make([]string, len(vals))
 	used := len(open) + len(end) + 2 // and the parts, with a separator each
 	for i, val := range vals {
+		prefix := ""
 		if isMap {
-			parts[i] = s.key(keys[i]) + ": "
+			prefix = s.key(keys[i]) + ": "
 		}
-		text, ok := s.flowIn(val, indent+s.step, room-used-len(parts[i]))
-		parts[i] += text
+		text, ok := s.flowIn(val, indent+s.step, room-used-len(prefix))
+		parts[i] = prefix + text
 		if used += len(parts[i]) + len(sep); !ok || used-len(sep) > room {
 			return "", false
 		}
