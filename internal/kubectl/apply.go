@@ -85,7 +85,7 @@ func newEditor(d *document, root *snode) *editor {
 	// Lines of the whole input: JSON documents start with the space
 	// after the one before.
 	first := d.line - strings.Count(text[:len(text)-len(strings.TrimLeft(text, " \t\r\n"))], "\n")
-	l := newLines(text)
+	l := &lines{text: text}
 	ed := &editor{text: text, first: first, l: l, root: &enode{src: root}, st: deriveStyle(l, root, d.json), kept: map[string]string{}, away: map[*snode]origin{}, format: "yaml:"}
 	if d.json {
 		ed.format = "json:"
@@ -105,11 +105,11 @@ func (ed *editor) resolve(tokens []string) (*enode, error) {
 		case n.src == nil:
 			return nil, fmt.Errorf("%w: a change inside a value added by another", errCannotEdit)
 		case n.src.kind == mapKind:
-			e := n.find(t)
-			if e == nil {
+			i := n.find(t)
+			if i < 0 {
 				return nil, fmt.Errorf("no member %q", t)
 			}
-			n = e.val
+			n = n.kids[i].val
 		case n.src.kind == seqKind:
 			i, err := strconv.Atoi(t)
 			if err != nil || i < 0 || i >= len(n.kids) {
@@ -124,22 +124,9 @@ func (ed *editor) resolve(tokens []string) (*enode, error) {
 	return n, nil
 }
 
-// keys are the member keys of a mapping, in order.
-func (n *enode) keys() []string {
-	keys := make([]string, len(n.kids))
-	for i, e := range n.kids {
-		keys[i] = e.key
-	}
-	return keys
-}
-
-func (n *enode) find(key string) *entry {
-	for _, e := range n.kids {
-		if e.key == key {
-			return e
-		}
-	}
-	return nil
+// find is the index of member key of a mapping, or -1.
+func (n *enode) find(key string) int {
+	return slices.IndexFunc(n.kids, func(e *entry) bool { return e.key == key })
 }
 
 // apply applies one operation to the tree.
@@ -182,14 +169,14 @@ func (ed *editor) apply(op inject.Op) error {
 // fresh is the new value an add or replace op writes.
 func (ed *editor) fresh(op inject.Op) *enode {
 	n := &enode{val: op.Value}
-	n.text, n.hasText = ed.textFor(op.Text)
+	n.text, n.hasText = strings.CutPrefix(op.Text, ed.format) // kept text of another format is not for it
 	return n
 }
 
 // applyMember applies an add, replace or remove op to member key of the
 // mapping parent.
 func (ed *editor) applyMember(parent *enode, op inject.Op, key string) error {
-	i := slices.IndexFunc(parent.kids, func(e *entry) bool { return e.key == key })
+	i := parent.find(key)
 	switch {
 	case op.Op == "remove" && i >= 0:
 		parent.kids = slices.Delete(parent.kids, i, i+1)
@@ -201,7 +188,11 @@ func (ed *editor) applyMember(parent *enode, op inject.Op, key string) error {
 		ed.remember(e.val)
 		e.val = ed.fresh(op)
 	default:
-		parent.kids = slices.Insert(parent.kids, inject.FieldIndex(parent.keys(), key), &entry{key: key, src: -1, val: ed.fresh(op)})
+		keys := make([]string, len(parent.kids))
+		for i, e := range parent.kids {
+			keys[i] = e.key
+		}
+		parent.kids = slices.Insert(parent.kids, inject.FieldIndex(keys, key), &entry{key: key, src: -1, val: ed.fresh(op)})
 	}
 	return nil
 }
@@ -231,14 +222,15 @@ func (ed *editor) applyItem(parent *enode, op inject.Op, index string) error {
 // rename applies a move op within the mapping parent: member from becomes
 // member to, keeping its value's text.
 func (ed *editor) rename(parent *enode, op inject.Op, from, to string) error {
-	e := parent.find(from)
-	if parent.src.kind != mapKind || e == nil || parent.find(to) != nil {
+	i := parent.find(from)
+	if parent.src.kind != mapKind || i < 0 || parent.find(to) >= 0 {
 		return fmt.Errorf("%w: a rename of a member to a new name only", errCannotEdit)
 	}
+	e := parent.kids[i]
 	if e.src >= 0 {
 		ed.keepKey(op.Keep, parent.src.keys[e.src])
 	}
 	e.key, e.renamed = to, true
-	e.keyText, _ = ed.textFor(op.Text)
+	e.keyText, _ = strings.CutPrefix(op.Text, ed.format)
 	return nil
 }

@@ -54,12 +54,11 @@ func (ed *editor) createdBlock(n *enode, m *snode, keyCol int) (string, error) {
 	}
 	var b strings.Builder
 	for _, e := range n.kids {
-		it := e.val
-		if it.src == nil {
-			b.WriteString(strings.Repeat(" ", col) + "-" + ed.st.item(it.val, col) + ed.st.nl)
+		if e.val.src == nil {
+			b.WriteString(strings.Repeat(" ", col) + "-" + ed.st.item(e.val.val, col) + ed.st.nl)
 			continue
 		}
-		text, err := ed.itemText(it, false, col)
+		text, err := ed.itemText(e.val, false, col)
 		if err != nil {
 			return "", err
 		}
@@ -78,12 +77,11 @@ func (ed *editor) createdFlow(n *enode, indent int) (string, error) {
 	}
 	items := make([]string, len(n.kids))
 	for i, e := range n.kids {
-		it := e.val
-		if it.src == nil {
-			items[i] = ed.st.flow(it.val, col)
+		if e.val.src == nil {
+			items[i] = ed.st.flow(e.val.val, col)
 			continue
 		}
-		text, err := ed.itemText(it, true, col)
+		text, err := ed.itemText(e.val, true, col)
 		if err != nil {
 			return "", err
 		}

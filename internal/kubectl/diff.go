@@ -50,9 +50,8 @@ func splice(text string, lo, hi int, edits []edit) (out string, bad int) {
 	return b.String(), -1
 }
 
-// diff writes the differences under a source node: what is removed from
-// it, what is added to it, and what changes in the members or items it
-// keeps.
+// diff writes the differences under a source node: the members or items
+// removed, added, and changed in those it keeps.
 func (ed *editor) diff(n *enode) error {
 	if !n.expanded {
 		return nil
@@ -108,8 +107,7 @@ func (ed *editor) diffValue(v *enode, parent *snode, i int) error {
 }
 
 // deletions writes the removal of the members or items of src that are
-// not kept.
-// empty says that nothing is left in it (nor added).
+// not kept; empty says that nothing is left in it (nor added).
 func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
 	if src.flow {
 		ed.flowDeletions(src, kept, empty)

@@ -116,8 +116,7 @@ func splitJSON(data []byte) ([]*document, error) {
 		if len(raw) > MaxDocument {
 			return nil, fmt.Errorf("%s is %d bytes, more than the %d MiB a document may have", d, len(raw), MaxDocument>>20)
 		}
-		d.raw = string(data[prev:end])
-		prev = end
+		d.raw, prev = string(data[prev:end]), end
 		docs = append(docs, d)
 	}
 }

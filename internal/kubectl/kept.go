@@ -6,6 +6,7 @@ package kubectl
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -24,15 +25,9 @@ func (ed *editor) peekKeep(op inject.Op) {
 	if err != nil || parent.src == nil || parent.src.kind != mapKind {
 		return
 	}
-	if e := parent.find(tokens[len(tokens)-1]); e != nil {
-		ed.keep(op.Keep, parent, e)
+	if i := parent.find(tokens[len(tokens)-1]); i >= 0 {
+		ed.keep(op.Keep, parent, parent.kids[i])
 	}
-}
-
-// textFor is a kept source text when it is of this document's format,
-// which marks it (see keep).
-func (ed *editor) textFor(kept string) (string, bool) {
-	return strings.CutPrefix(kept, ed.format)
 }
 
 // keep notes the source text of a value about to be replaced when
@@ -66,7 +61,7 @@ func (ed *editor) keyLike(k *snode, key string) string {
 	switch {
 	case ed.st.json:
 	case k.style&yaml.DoubleQuotedStyle != 0:
-		return doubleQuoted(key)
+		return strconv.Quote(key)
 	case k.style&yaml.SingleQuotedStyle != 0 && !strings.Contains(key, "'") && printable(key):
 		return "'" + key + "'"
 	}

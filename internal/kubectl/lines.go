@@ -17,14 +17,11 @@ type lines struct {
 	arena  *arena // of the tree being read (parse.go)
 }
 
-func newLines(text string) *lines { return &lines{text: text} }
-
 // index builds the line starts as yaml.v3 counts lines, and notes
 // whether the text is ASCII (a character a byte).
 func (l *lines) index() {
 	text := l.text
-	l.starts = []int{0}
-	l.ascii = true
+	l.starts, l.ascii = []int{0}, true
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if c >= utf8.RuneSelf {

@@ -51,8 +51,14 @@ func (ed *editor) move(list *enode, index string, to []string) error {
 	if err != nil {
 		return err
 	}
-	if target.src == nil && !ed.create(target) {
-		return fmt.Errorf("%w: the target is neither a list of the source nor an empty list just added", errCannotEdit)
+	if target.src == nil {
+		// A new empty list (an add of []) takes moved items: a list
+		// without source lines, written whole.
+		if l, ok := target.val.([]any); !ok || len(l) > 0 || target.hasText {
+			return fmt.Errorf("%w: the target is neither a list of the source nor an empty list just added", errCannotEdit)
+		}
+		target.src = &snode{kind: seqKind}
+		target.expanded, target.created = true, true
 	}
 	if ed.emptyFlowInBlock(to, target) && !list.src.flow {
 		target.created = true // block lines replace its [] (and moving them out gives [] back)
@@ -75,30 +81,16 @@ func (ed *editor) move(list *enode, index string, to []string) error {
 	}
 	list.kids = slices.Delete(list.kids, i, i+1)
 	target.kids = slices.Insert(target.kids, at, &entry{src: -1, val: item}) // written by paste
-	if len(list.kids) == 0 && !list.src.flow {
-		list.emptied = true
-	}
+	list.emptied = list.emptied || len(list.kids) == 0 && !list.src.flow
 	return nil
 }
 
-// emptyFlowInBlock says whether target, at path to, is an empty flow
-// list written [] (as diffValue writes it back) that is a member of a
-// block mapping of YAML.
+// emptyFlowInBlock says whether target, at path to, is a [] (as diffValue
+// writes it back) that is a member of a block mapping of YAML.
 func (ed *editor) emptyFlowInBlock(to []string, target *enode) bool {
 	if ed.st.json || len(to) < 2 || !target.src.flow || ed.text[target.src.start:target.src.end] != "[]" {
 		return false
 	}
 	parent, err := ed.resolve(to[:len(to)-2])
 	return err == nil && parent.src != nil && parent.src.kind == mapKind && !parent.src.flow
-}
-
-// create turns the new empty list n (an add of []) into one that takes
-// moved items: a list without source lines, written whole.
-func (ed *editor) create(n *enode) bool {
-	if l, ok := n.val.([]any); !ok || len(l) > 0 || n.hasText {
-		return false
-	}
-	n.src = &snode{kind: seqKind}
-	n.expanded, n.created = true, true
-	return true
 }

@@ -51,8 +51,7 @@ func refuse(line int, what, fix string) error {
 
 // readYAML builds the tree of a YAML document from yaml.v3's nodes.
 func readYAML(text string, root *yaml.Node) (*snode, error) {
-	l := newLines(text)
-	l.arena = newArena(root)
+	l := &lines{text: text, arena: newArena(root)}
 	return l.yamlNode(root, 0, 0)
 }
 
@@ -156,15 +155,13 @@ func isEmptyNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Value == "" && n.Style == 0 && n.ShortTag() == "!!null"
 }
 
-// colonAfter finds the ':' that follows a key (after spaces), and returns
-// the offset after it.
+// colonAfter is the offset after the ':' that follows a key, or -1.
 func (l *lines) colonAfter(off int) int {
-	i := off
-	for i < len(l.text) && (l.text[i] == ' ' || l.text[i] == '\t') {
-		i++
+	for off < len(l.text) && (l.text[off] == ' ' || l.text[off] == '\t') {
+		off++
 	}
-	if i < len(l.text) && l.text[i] == ':' {
-		return i + 1
+	if off < len(l.text) && l.text[off] == ':' {
+		return off + 1
 	}
 	return -1
 }
@@ -241,8 +238,7 @@ func (l *lines) blockEnd(start, parentIndent int) int {
 }
 
 // flowEnd is the offset after the closing bracket of the flow collection
-// s, which follows its last item after spaces, ',' and comments; -1
-// without one.
+// s, past blanks, ',' and comments after its last item; -1 without one.
 func (l *lines) flowEnd(s *snode) int {
 	i := s.start + 1
 	if len(s.kids) > 0 {

@@ -110,16 +110,16 @@ func (r *jsonReader) value(depth int) (*snode, any, error) {
 // meaning is what a node of the source means, numbers as json.Number:
 // for JSON its own bytes, for YAML its value as yaml.v3 decodes it.
 func meaning(text string, n *snode) (any, error) {
-	js := []byte(text[n.start:n.end])
-	if n.y != nil {
-		var v any
-		if err := n.y.Decode(&v); err != nil {
-			return nil, err
-		}
-		var err error
-		if js, err = json.Marshal(v); err != nil {
-			return nil, err
-		}
+	if n.y == nil {
+		return decodeValue([]byte(text[n.start:n.end]))
+	}
+	var v any
+	if err := n.y.Decode(&v); err != nil {
+		return nil, err
+	}
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
 	}
 	return decodeValue(js)
 }

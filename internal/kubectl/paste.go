@@ -28,8 +28,7 @@ func (ed *editor) cutSpan(src *snode, i, start, end int) (int, int) {
 }
 
 // leadingStart is the start of the lines above item k of the block list
-// src that belong to it: blank lines and comments not indented past its
-// '-'.
+// src that go with it: blanks, and comments not indented past its '-'.
 func (ed *editor) leadingStart(src *snode, k int) int {
 	top := 0
 	if k > 0 {
@@ -94,8 +93,7 @@ func (ed *editor) paste(n *enode, j int) error {
 // made to it, for a list in flow style (flow) or block style, whose
 // items start at column col: in a block list whole lines, '-' and all.
 func (ed *editor) itemText(it *enode, flow bool, col int) (string, error) {
-	o := ed.away[it.src]
-	s := it.src
+	o, s := ed.away[it.src], it.src
 	lo, hi := s.start, s.end
 	switch {
 	case !o.list.flow && !flow:
@@ -139,8 +137,7 @@ func (ed *editor) edited(it *enode, lo, hi int) (string, error) {
 }
 
 // pasteFlow writes the moved item it into the flow list src (or JSON),
-// before the kept item next or after prev, separated as the list's items
-// are.
+// before the kept item next or after prev, with the list's separator.
 func (ed *editor) pasteFlow(src *snode, it *enode, next, prev int) error {
 	sep := ed.flowSep(src)
 	indent := ed.indentOf(src.start) + ed.st.step
@@ -157,8 +154,7 @@ func (ed *editor) pasteFlow(src *snode, it *enode, next, prev int) error {
 	case prev >= 0:
 		ed.add(src.kids[prev].end, src.kids[prev].end, sep+text)
 	case len(src.kids) == 0:
-		inner := ed.text[src.start+1 : src.end-1]
-		if ed.st.json && !ed.st.single && inner == "" {
+		if ed.st.json && !ed.st.single && src.end-src.start == 2 { // [], nothing between
 			text = ed.st.nl + ed.pad(indent) + text + ed.st.nl + ed.pad(ed.indentOf(src.start))
 		}
 		ed.add(src.end-1, src.end-1, text)

@@ -54,9 +54,8 @@ func (ed *editor) lineIndent(off int) int {
 	return len(line) - len(strings.TrimLeft(line, " "))
 }
 
-// neighbours finds the kept source members or items around position j
-// of a changed collection: the index in src of the next one after j and
-// of the last one before it (-1 when none).
+// neighbours are the indices in src of the kept members or items next
+// after and last before position j of a changed collection (-1: none).
 func neighbours(kids []*entry, j int) (next, prev int) {
 	next, prev = -1, -1
 	for k := j + 1; k < len(kids) && next < 0; k++ {
@@ -112,20 +111,32 @@ func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent 
 	}
 	col := ed.column(itemStart(src, 0))
 	line := func() string { return strings.Repeat(" ", col) + text(col) }
-	if next >= 0 && ed.l.onlySpaceBefore(itemStart(src, next)) {
-		at := ed.linesAbove(ed.l.lineStart(itemStart(src, next)), 0, isComment)
-		ed.add(at, at, line()+ed.st.nl)
-		return nil
-	}
-	if prev < 0 {
-		prev = next // on the line after the one it shares a line with
-	}
-	if prev < 0 {
+	var at int
+	switch {
+	case next >= 0 && ed.l.onlySpaceBefore(itemStart(src, next)):
+		// Comment lines above it belong to it.
+		at = ed.linesAbove(ed.l.lineStart(itemStart(src, next)), 0, func(above string) bool {
+			return strings.HasPrefix(strings.TrimSpace(above), "#")
+		})
+	case prev < 0 && next < 0:
 		return refuse(ed.lineAt(src.start), "a collection whose every item is replaced", "write it in flow style ([ ] or { })")
-	}
-	at := ed.l.lineEnd(src.kids[prev].end)
-	if at == len(ed.text) && !strings.HasSuffix(ed.text, "\n") {
-		if b := lastScalar(src.kids[prev]); blockKeepsBreak(ed.text, b) {
+	default:
+		if prev < 0 {
+			prev = next // on the line after the one it shares a line with
+		}
+		at = ed.l.lineEnd(src.kids[prev].end)
+		if at < len(ed.text) || strings.HasSuffix(ed.text, "\n") {
+			break
+		}
+		// On the last line, without a line break: one goes before the new
+		// line, which the last scalar before it must not take into its
+		// value, as a block scalar does unless it strips it (|-, >-).
+		b := src.kids[prev]
+		for len(b.kids) > 0 && !b.flow {
+			b = b.kids[len(b.kids)-1]
+		}
+		block := b.kind == scalarKind && b.style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
+		if block && !strings.Contains(strings.Fields(ed.text[b.start:] + " ")[0], "-") {
 			return refuse(ed.lineAt(b.start), "a block scalar (| or >) on the last line of a file without a final newline", "end the file with a newline")
 		}
 		ed.add(at, at, ed.st.nl+line())
@@ -133,24 +144,6 @@ func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent 
 	}
 	ed.add(at, at, line()+ed.st.nl)
 	return nil
-}
-
-// lastScalar is the last scalar under n, in source order.
-func lastScalar(n *snode) *snode {
-	for len(n.kids) > 0 && !n.flow {
-		n = n.kids[len(n.kids)-1]
-	}
-	return n
-}
-
-// blockKeepsBreak says whether n is a block scalar whose value would take
-// a line break written after it: one that does not strip it (|-, >-).
-func blockKeepsBreak(text string, n *snode) bool {
-	if n.kind != scalarKind || n.style&(yaml.LiteralStyle|yaml.FoldedStyle) == 0 {
-		return false
-	}
-	header := strings.Fields(text[n.start:] + " ")[0]
-	return !strings.Contains(header, "-")
 }
 
 // insertFlow is insert into a flow collection: after ", " on one line,
@@ -182,8 +175,7 @@ func (ed *editor) insertFlow(src *snode, next, prev, j, count int, text func(ind
 // src, in order, before its closing bracket; pretty JSON puts each on its
 // own line, and the closing bracket on the line after the last.
 func (ed *editor) fillEmpty(src *snode, j, count, indent int, text string) {
-	inner := ed.text[src.start+1 : src.end-1]
-	pretty := ed.st.json && !ed.st.single && inner == ""
+	pretty := ed.st.json && !ed.st.single && src.end-src.start == 2 // [] or {}, nothing between
 	sep, open, closing := ", ", "", ""
 	if pretty {
 		open = ed.st.nl + strings.Repeat(" ", indent)
@@ -237,9 +229,6 @@ func (ed *editor) linesAbove(at, top int, belongs func(line string) bool) int {
 	}
 	return at
 }
-
-// isComment: comment lines belong to what follows them.
-func isComment(line string) bool { return strings.HasPrefix(strings.TrimSpace(line), "#") }
 
 // replacement is where a new value v for member or item i of parent
 // starts, and its text: in block style, a member's just after "key:", an

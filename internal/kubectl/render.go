@@ -70,43 +70,39 @@ func (s style) flow(v any, indent int) string {
 	return text
 }
 
-// flowIn is flow, given up (false) as soon as it is longer than room
-// bytes, so that a value too long for one line is not written whole only
-// to be measured.
+// flowIn is flow, given up (false) once longer than room bytes: a value
+// too long for one line is not written whole only to be measured.
 func (s style) flowIn(v any, indent, room int) (string, bool) {
+	brackets := "[]"
+	keys, vals, isMap := members(v)
+	if isMap {
+		brackets = "{}"
+	} else if items, ok := elements(v); ok {
+		vals = items
+	} else {
+		text := s.scalarValue(v)
+		return text, len(text) <= room
+	}
+	if len(vals) == 0 {
+		return brackets, true
+	}
 	open, sep, end := "", ", ", ""
 	if s.json && !s.single {
 		open, end = s.nl+strings.Repeat(" ", indent+s.step), s.nl+strings.Repeat(" ", indent)
 		sep = "," + open
 	}
-	var parts []string
+	parts := make([]string, len(vals))
 	used := len(open) + len(end) + 2 // and the parts, with a separator each
-	add := func(prefix string, v any) bool {
-		text, ok := s.flowIn(v, indent+s.step, room-used-len(prefix))
-		parts, used = append(parts, prefix+text), used+len(prefix)+len(text)+len(sep)
-		return ok && used-len(sep) <= room
-	}
-	brackets := "[]"
-	if keys, vals, ok := members(v); ok {
-		brackets, parts = "{}", make([]string, 0, len(keys))
-		for i := range keys {
-			if !add(s.key(keys[i])+": ", vals[i]) {
-				return "", false
-			}
+	for i, val := range vals {
+		prefix := ""
+		if isMap {
+			prefix = s.key(keys[i]) + ": "
 		}
-	} else if items, ok := elements(v); ok {
-		parts = make([]string, 0, len(items))
-		for _, it := range items {
-			if !add("", it) {
-				return "", false
-			}
+		text, ok := s.flowIn(val, indent+s.step, room-used-len(prefix))
+		parts[i] = prefix + text
+		if used += len(parts[i]) + len(sep); !ok || used-len(sep) > room {
+			return "", false
 		}
-	} else {
-		text := s.scalarValue(v)
-		return text, len(text) <= room
-	}
-	if len(parts) == 0 {
-		return brackets, true
 	}
 	return brackets[:1] + open + strings.Join(parts, sep) + end + brackets[1:], true
 }
@@ -204,7 +200,9 @@ func (s style) scalar(v string, inFlow bool) string {
 	case printable(v) && (!strings.Contains(v, "'") || strings.Contains(v, `"`)):
 		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 	}
-	return doubleQuoted(v)
+	// Go's escapes (\n, \t, \u2028, \U0001f600, \x1b) are YAML's too, and
+	// every string here is valid UTF-8 (as decoded): none stands for a byte.
+	return strconv.Quote(v)
 }
 
 // numberLike: what a YAML 1.1 or 1.2 reader may take for a number or a
@@ -249,8 +247,3 @@ func printable(v string) bool {
 	}
 	return true
 }
-
-// doubleQuoted writes a YAML double-quoted scalar: Go's escapes (\n,
-// \t, \u2028, \U0001f600, \x1b) are YAML's too, and every string here is
-// valid UTF-8 (as decoded), so none stands for a byte.
-func doubleQuoted(v string) string { return strconv.Quote(v) }
