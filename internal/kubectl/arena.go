@@ -12,7 +12,7 @@ type arena struct {
 	ints  []int
 }
 
-// newArena sizes an arena for the tree of root: all that yamlNode takes.
+// newArena sizes an arena for the tree of root.
 func newArena(root *yaml.Node) *arena {
 	nodes, kids := 0, 0
 	var count func(n *yaml.Node, depth int)
@@ -30,6 +30,9 @@ func newArena(root *yaml.Node) *arena {
 }
 
 func (a *arena) node() *snode {
+	if len(a.nodes) == 0 {
+		return new(snode)
+	}
 	n := &a.nodes[0]
 	a.nodes = a.nodes[1:]
 	return n
@@ -38,6 +41,9 @@ func (a *arena) node() *snode {
 // take cuts n items off the front of *from, for a slice that appends up
 // to n without growing into the rest.
 func take[T any](from *[]T, n int) []T {
+	if len(*from) < n {
+		return make([]T, 0, n)
+	}
 	s := (*from)[:0:n]
 	*from = (*from)[n:]
 	return s
