@@ -13,21 +13,20 @@ import (
 type lines struct {
 	text   string
 	starts []int
-	ascii  bool
-	arena  *arena // of the tree being read (parse.go)
+	// at is the last offset found, and its line and column: yaml.v3's
+	// nodes come in order, so the next one on that line is counted from
+	// there, not from the line's start (a long line would cost its
+	// length squared).
+	at, atLine, atCol int
+	arena             *arena // of the tree being read (parse.go)
 }
 
-// index builds the line starts as yaml.v3 counts lines, and notes
-// whether the text is ASCII (a character a byte).
+// index builds the line starts as yaml.v3 counts lines.
 func (l *lines) index() {
 	text := l.text
-	l.starts, l.ascii = []int{0}, true
+	l.starts = []int{0}
 	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if c >= utf8.RuneSelf {
-			l.ascii = false
-		}
-		if c != '\n' && c != '\r' && c < 0xc2 {
+		if c := text[i]; c != '\n' && c != '\r' && c < 0xc2 {
 			continue // not the first byte of a break: the common case, cheaply
 		}
 		if n := yamlBreak(text[i:]); n > 0 {
@@ -62,14 +61,19 @@ func (l *lines) offset(line, col int) int {
 	if line < 1 || line > len(l.starts) {
 		return len(l.text)
 	}
-	off := l.starts[line-1]
-	if l.ascii {
-		return min(off+col-1, len(l.text))
+	off, c := l.starts[line-1], 1
+	if line == l.atLine && col >= l.atCol {
+		off, c = l.at, l.atCol
 	}
-	for c := 1; c < col && off < len(l.text); c++ {
+	for ; c < col && off < len(l.text); c++ {
+		if l.text[off] < utf8.RuneSelf {
+			off++
+			continue
+		}
 		_, size := utf8.DecodeRuneInString(l.text[off:])
 		off += size
 	}
+	l.at, l.atLine, l.atCol = off, line, col
 	return off
 }
 
