@@ -16,11 +16,9 @@ func (ed *editor) insertCreated(n *enode, j int) error {
 	var err error
 	ierr := ed.insert(n.src, next, prev, j, len(n.kids), func(indent int) string {
 		var text string
-		if ed.st.json || n.src.flow {
-			text, err = ed.createdFlow(e.val, indent)
-			return ed.st.key(e.key) + ": " + text
+		if text, err = ed.created(e.val, n.src, indent); ed.st.json || n.src.flow {
+			text = " " + text
 		}
-		text, err = ed.createdBlock(e.val, n.src, indent)
 		return ed.st.key(e.key) + ":" + text
 	})
 	return errors.Join(err, ierr)
@@ -35,59 +33,44 @@ func (ed *editor) writeCreated(v *enode, parent *snode, i int) error {
 	}
 	key := parent.keys[i].start
 	if ed.st.json || parent.flow {
-		text, err := ed.createdFlow(v, ed.indentOf(key))
+		text, err := ed.created(v, parent, ed.indentOf(key))
 		ed.add(old.start, old.end, text)
 		return err
 	}
-	text, err := ed.createdBlock(v, parent, ed.column(key))
+	text, err := ed.created(v, parent, ed.column(key))
 	ed.add(parent.colon[i], old.end, text)
 	return err
 }
 
-// createdBlock writes the items of the created list n, a member of the
-// block mapping m whose key is at column keyCol, as the lines below the
-// key: each after a line break, their '-' where m's lists have theirs.
-func (ed *editor) createdBlock(n *enode, m *snode, keyCol int) (string, error) {
-	col := keyCol
-	if ed.styleIn(m).seqIn {
-		col += ed.st.step
-	}
-	var b strings.Builder
-	for _, e := range n.kids {
-		if e.val.src == nil {
-			b.WriteString(strings.Repeat(" ", col) + "-" + ed.st.item(e.val.val, col) + ed.st.nl)
-			continue
-		}
-		text, err := ed.itemText(e.val, false, col)
-		if err != nil {
-			return "", err
-		}
-		b.WriteString(text)
-	}
-	return ed.st.nl + strings.TrimSuffix(b.String(), ed.st.nl), nil
-}
-
-// createdFlow writes the created list n in flow style, or pretty JSON
-// under a key at column indent.
-func (ed *editor) createdFlow(n *enode, indent int) (string, error) {
-	pretty := ed.st.json && !ed.st.single
+// created writes the created list n, a member of the mapping m. In block
+// YAML, whose key is at column indent, as the lines below the key: each
+// after a line break, their '-' where m's lists have theirs. Otherwise in
+// flow style, or pretty JSON under a key indented indent.
+func (ed *editor) created(n *enode, m *snode, indent int) (string, error) {
+	flow, pretty := ed.st.json || m.flow, ed.st.json && !ed.st.single
 	col := indent
-	if pretty {
+	if pretty || !flow && ed.styleIn(m).seqIn {
 		col += ed.st.step
 	}
 	items := make([]string, len(n.kids))
 	for i, e := range n.kids {
-		if e.val.src == nil {
+		var err error
+		switch {
+		case e.val.src != nil:
+			items[i], err = ed.itemText(e.val, flow, col)
+		case flow:
 			items[i] = ed.st.flow(e.val.val, col)
-			continue
+		default:
+			items[i] = strings.Repeat(" ", col) + "-" + ed.st.item(e.val.val, col) + ed.st.nl
 		}
-		text, err := ed.itemText(e.val, true, col)
 		if err != nil {
 			return "", err
 		}
-		items[i] = text
 	}
-	if !pretty || len(items) == 0 {
+	switch {
+	case !flow:
+		return ed.st.nl + strings.TrimSuffix(strings.Join(items, ""), ed.st.nl), nil
+	case !pretty || len(items) == 0:
 		return "[" + strings.Join(items, ed.flowSep(nil)) + "]", nil
 	}
 	pad := ed.st.nl + ed.pad(col)
