@@ -32,13 +32,12 @@ func (ed *editor) writeCreated(v *enode, parent *snode, i int) error {
 		return refuse(ed.lineAt(old.start), "a list created inside a list", "write it out")
 	}
 	key := parent.keys[i].start
-	if ed.st.json || parent.flow {
-		text, err := ed.created(v, parent, ed.indentOf(key))
-		ed.add(old.start, old.end, text)
-		return err
+	start, indent := old.start, ed.indentOf(key) // flow: the value
+	if !ed.st.json && !parent.flow {
+		start, indent = parent.colon[i], ed.column(key) // block: all after "key:"
 	}
-	text, err := ed.created(v, parent, ed.column(key))
-	ed.add(parent.colon[i], old.end, text)
+	text, err := ed.created(v, parent, indent)
+	ed.add(start, old.end, text)
 	return err
 }
 

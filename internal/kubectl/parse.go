@@ -227,12 +227,8 @@ func (l *lines) blockEnd(start, parentIndent int) int {
 		}
 		end, pos = next, next
 	}
-	if end == len(text) && !strings.HasSuffix(text, "\n") {
-		return end // the last line, without a line break
-	}
-	end = strings.LastIndexByte(text[:end], '\n')
-	if end > 0 && text[end-1] == '\r' {
-		end--
+	if strings.HasSuffix(text[:end], "\n") { // not so on the last line without one
+		end = len(strings.TrimSuffix(text[:end-1], "\r"))
 	}
 	return end
 }
