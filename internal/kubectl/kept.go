@@ -95,24 +95,18 @@ func (ed *editor) remember(old *enode) {
 // movedText is the source text of a moved word v for a new item of a
 // list (flow or block at dash column col), when it can stand there.
 func (ed *editor) movedText(v any, flow bool, col int) (string, bool) {
-	word, ok := v.(string)
-	if !ok {
+	i := slices.IndexFunc(ed.moved, func(w movedWord) bool { return v == any(w.value) })
+	if i < 0 {
 		return "", false
 	}
-	for i, w := range ed.moved {
-		if w.value != word {
-			continue
-		}
-		text := w.text
-		switch block := w.style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0; {
-		case ed.st.json:
-		case flow && (block || strings.Contains(text, "\n") || w.style == 0 && !safePlain(word, true)):
-			return "", false
-		case block:
-			text = ed.shift(text, col-w.col)
-		}
-		ed.moved = slices.Delete(ed.moved, i, i+1)
-		return text, true
+	w := ed.moved[i] // the first of that word, as it stands or not at all
+	switch block := w.style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0; {
+	case ed.st.json:
+	case flow && (block || strings.Contains(w.text, "\n") || w.style == 0 && !safePlain(w.value, true)):
+		return "", false
+	case block:
+		w.text = ed.shift(w.text, col-w.col)
 	}
-	return "", false
+	ed.moved = slices.Delete(ed.moved, i, i+1)
+	return w.text, true
 }
