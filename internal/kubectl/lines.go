@@ -40,12 +40,10 @@ func (l *lines) index() {
 // counts lines (YAML 1.1: CR, LF, CRLF, NEL, LS and PS), or 0.
 func yamlBreak(text string) int {
 	switch {
-	case strings.HasPrefix(text, "\r\n"):
+	case strings.HasPrefix(text, "\r\n"), strings.HasPrefix(text, "\u0085"):
 		return 2
 	case text[0] == '\n' || text[0] == '\r':
 		return 1
-	case strings.HasPrefix(text, "\u0085"):
-		return 2
 	case strings.HasPrefix(text, "\u2028"), strings.HasPrefix(text, "\u2029"):
 		return 3
 	}
