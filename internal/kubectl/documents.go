@@ -68,19 +68,16 @@ func splitYAML(data []byte) ([]*document, error) {
 		cur.raw = string(data[start:end])
 		docs = append(docs, cur)
 	}
-	for pos, lineNo := 0, 1; pos < len(data); lineNo++ {
-		end := pos + bytes.IndexByte(data[pos:], '\n') + 1 // after its "\n"
-		if end == pos {
-			end = len(data)
-		}
-		if docStart.Match(bytes.TrimRight(data[pos:end], "\r\n")) {
+	pos, lineNo := 0, 1 // of line, which ends after its "\n"
+	for line := range bytes.Lines(data) {
+		if docStart.Match(bytes.TrimRight(line, "\r\n")) {
 			if pos > start || cur.sep != "" || len(docs) > 0 {
 				flush(pos)
 				cur = &document{index: len(docs) + 1}
 			}
-			cur.sep, cur.line, start = string(data[pos:end]), lineNo+1, end
+			cur.sep, cur.line, start = string(line), lineNo+1, pos+len(line)
 		}
-		pos = end
+		pos, lineNo = pos+len(line), lineNo+1
 	}
 	flush(len(data))
 	for _, d := range docs {
