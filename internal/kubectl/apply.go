@@ -139,14 +139,11 @@ func (ed *editor) apply(op inject.Op) error {
 		return err
 	}
 	parent, err := ed.resolve(tokens[:len(tokens)-1])
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", op.Op, op.Path, err)
-	}
-	if parent.src == nil || parent.src.kind == scalarKind {
-		return fmt.Errorf("%s %s: %w", op.Op, op.Path, errCannotEdit)
-	}
 	last := tokens[len(tokens)-1]
 	switch {
+	case err != nil: // wrapped below, as the errors of the changes
+	case parent.src == nil || parent.src.kind == scalarKind:
+		err = errCannotEdit
 	case op.Op == "move":
 		from := inject.Tokens(op.From)
 		if len(from) != len(tokens) || !slices.Equal(from[:len(from)-1], tokens[:len(tokens)-1]) {
