@@ -45,10 +45,10 @@ func (ed *editor) leadingStart(src *snode, k int) int {
 // that belong to it: up to its last comment indented past its '-'.
 func (ed *editor) trailingEnd(src *snode, k int) int {
 	end := ed.l.lineEnd(src.kids[k].end)
-	col := ed.column(src.dash[k])
-	for at := end; at < len(ed.text); {
-		next := ed.l.lineEnd(at)
-		line := strings.TrimRight(ed.text[at:next], "\r\n")
+	col, next := ed.column(src.dash[k]), end // next: the end of each line after it
+	for line := range strings.Lines(ed.text[end:]) {
+		next += len(line)
+		line = strings.TrimRight(line, "\r\n")
 		trimmed := strings.TrimLeft(line, " ")
 		switch {
 		case trimmed == "":
@@ -57,7 +57,6 @@ func (ed *editor) trailingEnd(src *snode, k int) int {
 		default:
 			return end
 		}
-		at = next
 	}
 	return end
 }
@@ -121,15 +120,12 @@ func (ed *editor) itemText(it *enode, flow bool, col int) (string, error) {
 // edited is the source text [lo, hi) of the moved item it with the
 // changes made to it (diff, into edits of their own).
 func (ed *editor) edited(it *enode, lo, hi int) (string, error) {
-	saved, final := ed.edits, ed.noFinalNewline
+	defer func(saved []edit, final bool) { ed.edits, ed.noFinalNewline = saved, final }(ed.edits, ed.noFinalNewline)
 	ed.edits = nil
-	err := ed.diff(it)
-	own := ed.edits
-	ed.edits, ed.noFinalNewline = saved, final
-	if err != nil {
+	if err := ed.diff(it); err != nil {
 		return "", err
 	}
-	text, bad := splice(ed.text, lo, hi, own)
+	text, bad := splice(ed.text, lo, hi, ed.edits)
 	if bad >= 0 {
 		return "", refuse(ed.lineAt(bad), "a change of a moved item outside its lines", "write the item in block style, one key a line")
 	}
