@@ -57,7 +57,7 @@ func (ed *editor) diff(n *enode) error {
 		return nil
 	}
 	src := n.src
-	kept := map[int]bool{}
+	kept := make([]bool, len(src.kids))
 	for _, e := range n.kids {
 		if e.src >= 0 {
 			kept[e.src] = true
@@ -108,7 +108,7 @@ func (ed *editor) diffValue(v *enode, parent *snode, i int) error {
 
 // deletions writes the removal of the members or items of src that are
 // not kept; empty says that nothing is left in it (nor added).
-func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
+func (ed *editor) deletions(src *snode, kept []bool, empty bool) error {
 	if src.flow {
 		ed.flowDeletions(src, kept, empty)
 		return nil
@@ -134,7 +134,7 @@ func (ed *editor) deletions(src *snode, kept map[int]bool, empty bool) error {
 
 // flowDeletions removes each run of items of a flow collection that are
 // not kept, with the separators between them and the kept ones.
-func (ed *editor) flowDeletions(src *snode, kept map[int]bool, empty bool) {
+func (ed *editor) flowDeletions(src *snode, kept []bool, empty bool) {
 	n := len(src.kids)
 	for i := 0; i < n; i++ {
 		if kept[i] {
