@@ -32,7 +32,7 @@ func (ed *editor) writeCreated(v *enode, parent *snode, i int) error {
 		return refuse(ed.lineAt(old.start), "a list created inside a list", "write it out")
 	}
 	key := parent.keys[i].start
-	start, indent := old.start, ed.indentOf(key) // flow: the value
+	start, indent := old.start, ed.indentOf(key, ed.indentChar()) // flow: the value
 	if !ed.st.json && !parent.flow {
 		start, indent = parent.colon[i], ed.column(key) // block: all after "key:"
 	}

@@ -136,7 +136,7 @@ func (ed *editor) edited(it *enode, lo, hi int) (string, error) {
 // before the kept item next or after prev, with the list's separator.
 func (ed *editor) pasteFlow(src *snode, it *enode, next, prev int) error {
 	sep := ed.flowSep(src)
-	indent := ed.indentOf(src.start) + ed.st.step
+	indent := ed.indentOf(src.start, ed.indentChar()) + ed.st.step
 	if len(src.kids) > 0 {
 		indent = ed.column(src.kids[0].start)
 	}
@@ -151,7 +151,7 @@ func (ed *editor) pasteFlow(src *snode, it *enode, next, prev int) error {
 		ed.add(src.kids[prev].end, src.kids[prev].end, sep+text)
 	case len(src.kids) == 0:
 		if ed.st.json && !ed.st.single && src.end-src.start == 2 { // [], nothing between
-			text = ed.st.nl + ed.pad(indent) + text + ed.st.nl + ed.pad(ed.indentOf(src.start))
+			text = ed.st.nl + ed.pad(indent) + text + ed.st.nl + ed.pad(ed.indentOf(src.start, ed.indentChar()))
 		}
 		ed.add(src.end-1, src.end-1, text)
 	default:
@@ -168,7 +168,7 @@ func (ed *editor) flowSep(src *snode) string {
 	switch {
 	case src != nil && len(src.kids) > 1:
 		return ed.text[src.kids[0].end:itemStart(src, 1)]
-	case src != nil && len(src.kids) == 1 && ed.indentOf(src.kids[0].start) == ed.column(src.kids[0].start):
+	case src != nil && len(src.kids) == 1 && ed.indentOf(src.kids[0].start, ed.indentChar()) == ed.column(src.kids[0].start):
 		return "," + ed.st.nl + ed.pad(ed.column(src.kids[0].start))
 	}
 	if sep, ok := firstSep(ed.text, ed.root.src, 0); ok {
@@ -208,10 +208,11 @@ func (ed *editor) indentChar() string {
 // pad is n columns of indentation.
 func (ed *editor) pad(n int) string { return strings.Repeat(ed.indentChar(), max(n, 0)) }
 
-// indentOf is the indentation of the line holding off, in characters.
-func (ed *editor) indentOf(off int) int {
+// indentOf is the indentation of the line holding off, in characters ch
+// (" ", or the document's indentChar).
+func (ed *editor) indentOf(off int, ch string) int {
 	line := ed.text[ed.l.lineStart(off):]
-	return len(line) - len(strings.TrimLeft(line, ed.indentChar()))
+	return len(line) - len(strings.TrimLeft(line, ch))
 }
 
 // shift indents every line of text but the first by n columns (less

@@ -49,11 +49,6 @@ func deriveStyle(l *lines, root *snode, json bool) style {
 
 func (ed *editor) column(off int) int { return off - ed.l.lineStart(off) }
 
-func (ed *editor) lineIndent(off int) int {
-	line := ed.text[ed.l.lineStart(off):]
-	return len(line) - len(strings.TrimLeft(line, " "))
-}
-
 // neighbours are the indices in src of the kept members or items next
 // after and last before position j of a changed collection (-1: none).
 func neighbours(kids []*entry, j int) (next, prev int) {
@@ -149,9 +144,9 @@ func (ed *editor) insert(src *snode, next, prev, j, count int, text func(indent 
 // insertFlow is insert into a flow collection: after ", " on one line,
 // or on a line of its own in pretty JSON.
 func (ed *editor) insertFlow(src *snode, next, prev, j, count int, text func(indent int) string) error {
-	indent := ed.lineIndent(src.start) + ed.st.step
+	indent := ed.indentOf(src.start, " ") + ed.st.step
 	if len(src.kids) > 0 {
-		indent = ed.lineIndent(itemStart(src, 0))
+		indent = ed.indentOf(itemStart(src, 0), " ")
 	}
 	sep := ", "
 	if ed.st.json && !ed.st.single && strings.Contains(ed.text[src.start:src.end], "\n") {
@@ -179,7 +174,7 @@ func (ed *editor) fillEmpty(src *snode, j, count, indent int, text string) {
 	sep, open, closing := ", ", "", ""
 	if pretty {
 		open = ed.st.nl + strings.Repeat(" ", indent)
-		sep, closing = ","+open, ed.st.nl+strings.Repeat(" ", ed.lineIndent(src.start))
+		sep, closing = ","+open, ed.st.nl+strings.Repeat(" ", ed.indentOf(src.start, " "))
 	}
 	if j > 0 {
 		open = sep
@@ -237,7 +232,7 @@ func (ed *editor) replacement(v any, parent *snode, i int) (int, string) {
 	old := parent.kids[i]
 	switch {
 	case ed.st.json || parent.flow:
-		return old.start, ed.st.flow(v, ed.lineIndent(old.start))
+		return old.start, ed.st.flow(v, ed.indentOf(old.start, " "))
 	case parent.kind == mapKind:
 		return parent.colon[i], ed.styleIn(parent).block(v, ed.column(parent.keys[i].start))
 	}
