@@ -120,7 +120,8 @@ func (ed *editor) itemText(it *enode, flow bool, col int) (string, error) {
 // edited is the source text [lo, hi) of the moved item it with the
 // changes made to it (diff, into edits of their own).
 func (ed *editor) edited(it *enode, lo, hi int) (string, error) {
-	defer func(saved []edit, final bool) { ed.edits, ed.noFinalNewline = saved, final }(ed.edits, ed.noFinalNewline)
+	saved, final := ed.edits, ed.noFinalNewline
+	defer func() { ed.edits, ed.noFinalNewline = saved, final }()
 	ed.edits = nil
 	if err := ed.diff(it); err != nil {
 		return "", err
