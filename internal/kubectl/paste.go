@@ -198,9 +198,9 @@ func firstSep(text string, n *snode, depth int) (string, bool) {
 }
 
 // indentChar is what indents the document's lines: spaces, or tabs in
-// JSON that is indented with them.
+// JSON that is indented with them (deriveStyle).
 func (ed *editor) indentChar() string {
-	if ed.st.json && strings.Contains(ed.text, "\n\t") {
+	if ed.st.tabs {
 		return "\t"
 	}
 	return " "

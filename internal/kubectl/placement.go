@@ -19,6 +19,7 @@ func deriveStyle(l *lines, root *snode, json bool) style {
 	col := func(off int) int { return off - l.lineStart(off) }
 	if json {
 		s.single = !strings.Contains(strings.TrimSpace(l.text), "\n")
+		s.tabs = strings.Contains(l.text, "\n\t")
 		if !s.single && len(root.kids) > 0 && root.kind == mapKind && col(root.keys[0].start) > 0 {
 			s.step = col(root.keys[0].start)
 		}

@@ -21,6 +21,7 @@ type style struct {
 	seqIn  bool   // YAML: block sequences indented under their key
 	nl     string // "\n" or "\r\n"
 	single bool   // JSON on one line
+	tabs   bool   // JSON indented with tabs
 }
 
 // members lists a value's object members in order, or ok false.
@@ -186,13 +187,17 @@ func (s style) key(k string) string {
 	return s.scalar(k, true)
 }
 
+// unescapeHTML undoes json.Marshal's escapes of <, > and &, which a
+// hand-written JSON file does not have.
+var unescapeHTML = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
+
 // scalar writes a string: JSON always quoted; YAML plain when every YAML
 // 1.1 and 1.2 reader (kubectl's among them) takes it as that string,
 // otherwise quoted (single quotes when they need no escapes).
 func (s style) scalar(v string, inFlow bool) string {
 	if s.json {
 		b, _ := json.Marshal(v)
-		return strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(b))
+		return unescapeHTML.Replace(string(b))
 	}
 	switch {
 	case safePlain(v, inFlow):
