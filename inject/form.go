@@ -38,6 +38,11 @@ type Cluster struct {
 	// Version is the cluster's version as it reports it ("v1.37.2"),
 	// for messages; empty when not known.
 	Version string
+	// Reason says why a known cluster has no native sidecars (the API
+	// server's or a kubelet's version): ClusterFrom writes it.
+	Reason string
+	// HeldBack is how many Nodes' kubelets hold native sidecars back.
+	HeldBack int
 }
 
 // Target is how the caller wants a Pod's form chosen. The zero Target
