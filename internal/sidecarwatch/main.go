@@ -163,12 +163,17 @@ func (c *Cmd) names(flag string, list []string) ([]string, error) {
 	return names, nil
 }
 
+// cmdFlags are sidecar-watch's flags, for reading the command line before
+// kong does.
+var cmdFlags = cli.FlagsOf(&Cmd{})
+
 // Main runs sidecar-watch with args (without the program name) and returns
 // its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	var c Cmd
-	// The one reading of the command line before kong's (cli.Flags.Scan).
-	sc := cli.FlagsOf(&c).Scan(args)
+	// The one reading of the command line before kong's parse, which is
+	// given it.
+	sc := cmdFlags.Scan(args)
 	if sc.Command == "version" && len(sc.Kong) == 1 {
 		fmt.Fprintln(stdout, "sidecar-watch "+version.String())
 		return 0
@@ -176,7 +181,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	signals, stop := cli.CatchSignals(proc.ForwardedSignals())
 	defer stop()
 	onParseError := func(err error) { recordUsageFailure(sc, err) }
-	return cli.Main("sidecar-watch", description, &c, args, stdout, stderr, onParseError, func(*kong.Context) error {
+	return cli.MainScanned("sidecar-watch", description, &c, sc, stdout, stderr, onParseError, func(*kong.Context) error {
 		return c.Run(&cli.Env{Log: c.Logger(stderr, "sidecar-watch").With("sidecar", c.Name), Stdout: stdout, Stderr: stderr, Signals: signals})
 	})
 }
