@@ -241,14 +241,14 @@ func (sc Scanned) Default(cmd string) Scanned {
 func (sc Scanned) LogFormat() string { return sc.Value("log-format", "JOB_SIGNAL_LOG_FORMAT", "text") }
 
 // After returns a channel that fires once d has passed, or nil (never
-// ready) when d is 0, meaning no limit; and the function that releases the
-// timer. The one way both programs wait with an optional limit.
-func After(d time.Duration) (<-chan time.Time, func() bool) {
+// ready) when d is 0, meaning no limit: the one way both programs wait
+// with an optional limit. A timer nobody refers to any more is collected
+// whether it fired or not, so there is nothing to release.
+func After(d time.Duration) <-chan time.Time {
 	if d <= 0 {
-		return nil, func() bool { return false }
+		return nil
 	}
-	t := time.NewTimer(d)
-	return t.C, t.Stop
+	return time.After(d)
 }
 
 // HelpProblems checks the help texts of a grammar against what kong shows

@@ -11,11 +11,11 @@
 //	loop.go     the loop's fields, set-up, and the one select: what happens on each event
 //	handle.go   the handlers of the events
 //	decide.go   pure decisions: when the sidecar stops (the job's view), what a
-//	            signal means, what follows the command's own exit
+//	            signal means, what follows the command's own exit, the back-off
 //	order.go    pure decisions on --after and --stop-after, cycle search
 //	start.go    the directory, the wait before the command, each start
 //	stop.go     the stop sequence: --stop-after, quit URL, signal, grace, SIGKILL
-//	child.go    the sidecar's processes: command, probe, restarts, adopted daemon
+//	child.go    the sidecar's processes: command, probe, adopted daemon, signals
 //	jobstate.go the job's view, the lock waiter, job-start timers
 //	report.go   writing the sidecar's state, the final logs
 package sidecarwatch
