@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -101,7 +102,14 @@ type exitPanic struct{ code int }
 // returns the exit code; it never calls os.Exit, so tests can run it
 // in-process. onParseError, if not nil, is told about arguments that do
 // not parse.
-func Main(program, description string, grammar any, args []string, stdout, stderr io.Writer, onParseError func(error), run func(*kong.Context) error) (code int) {
+func Main(program, description string, grammar any, args []string, stdout, stderr io.Writer, onParseError func(error), run func(*kong.Context) error) int {
+	return MainScanned(program, description, grammar, FlagsOf(grammar).Scan(args), stdout, stderr, onParseError, run)
+}
+
+// MainScanned is Main for a program that read its command line before
+// kong's parse, and gives kong that one reading (sc, Flags.Scan's of
+// grammar's flags) instead of args.
+func MainScanned(program, description string, grammar any, sc Scanned, stdout, stderr io.Writer, onParseError func(error), run func(*kong.Context) error) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			if e, ok := p.(exitPanic); ok {
@@ -111,15 +119,11 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 			panic(p)
 		}
 	}()
-	sc := FlagsOf(grammar).Scan(args)
-	if sc.Missing != nil {
-		if onParseError != nil {
-			onParseError(sc.Missing)
-		}
-		return Report(program, sc.LogFormat(), stderr, &ExitError{Code: ExitUsage, Err: sc.Missing, Help: fmt.Sprintf("Run '%s --help' for usage.", program)})
+	err := sc.Missing
+	var kctx *kong.Context
+	if err == nil {
+		kctx, err = newParser(program, description, grammar, stdout, stderr).Parse(sc.Kong)
 	}
-	parser := newParser(program, description, grammar, stdout, stderr)
-	kctx, err := parser.Parse(sc.Kong)
 	var invalid *invalidError
 	if errors.As(err, &invalid) {
 		err = invalid.err // without the command path kong puts first
@@ -130,14 +134,7 @@ func Main(program, description string, grammar any, args []string, stdout, stder
 		}
 		// The help of the command the line is for: job-signal's top-level
 		// help does not list run's flags.
-		help := program
-		if sc.First != "" {
-			for _, c := range parser.Model.Children {
-				if c.Name == sc.First {
-					help += " " + sc.First
-				}
-			}
-		}
+		help := strings.TrimSpace(program + " " + sc.Cmd)
 		return Report(program, sc.LogFormat(), stderr, &ExitError{Code: ExitUsage, Err: err, Help: fmt.Sprintf("Run '%s --help' for usage.", help)})
 	}
 	format := "text"

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/alecthomas/kong"
 )
 
 func TestNearest(t *testing.T) {
@@ -61,23 +63,23 @@ func TestScan(t *testing.T) {
 		t.Fatalf("flags: %v", fl)
 	}
 	for _, tc := range []struct {
-		args           string
-		dir            string
-		first, command string
-		help           int
+		args    string
+		dir     string
+		command string
+		help    int
 	}{
-		{"--dir a --dir b stauts", "b", "stauts", "stauts", -1},
-		{"--dir=a --verbose run", "a", "run", "run", -1},
-		{"--grace -1s -- status", "", "", "", -1},
-		{"--verbose /bin/true -h", "", "/bin/true", "/bin/true", -1}, // -h is COMMAND's
-		{"--dir", "", "", "", -1},                                    // a flag without its value
-		{"--dir -- x", "", "", "", -1},                               // nor is "--" its value
-		{"--verbose -h --dir d", "d", "", "", 1},
+		{"--dir a --dir b stauts", "b", "stauts", -1},
+		{"--dir=a --verbose run", "a", "run", -1}, // no commands: COMMAND
+		{"--grace -1s -- status", "", "", -1},
+		{"--verbose /bin/true -h", "", "/bin/true", -1}, // -h is COMMAND's
+		{"--dir", "", "", -1},                           // a flag without its value
+		{"--dir -- x", "", "", -1},                      // nor is "--" its value
+		{"--verbose -h --dir d", "d", "", 1},
 	} {
 		sc := fl.Scan(strings.Fields(tc.args))
-		if sc.Values["dir"] != tc.dir || sc.First != tc.first || sc.Command != tc.command || sc.Help != tc.help || sc.Missing != nil {
-			t.Errorf("Scan(%q) = dir %q, first %q, command %q, help %d, missing %v; want %q, %q, %q, %d, nil",
-				tc.args, sc.Values["dir"], sc.First, sc.Command, sc.Help, sc.Missing, tc.dir, tc.first, tc.command, tc.help)
+		if sc.Values["dir"] != tc.dir || sc.Cmd != "" || sc.Command != tc.command || sc.Help != tc.help || sc.Missing != nil {
+			t.Errorf("Scan(%q) = dir %q, cmd %q, command %q, help %d, missing %v; want %q, \"\", %q, %d, nil",
+				tc.args, sc.Values["dir"], sc.Cmd, sc.Command, sc.Help, sc.Missing, tc.dir, tc.command, tc.help)
 		}
 	}
 	got := fl.Scan(strings.Fields("--grace -1s --verbose -- --grace -2s")).Kong
@@ -100,15 +102,16 @@ type commandGrammar struct {
 // neither joined with the next word nor refused for a missing value.
 func TestCommandArgumentsUntouched(t *testing.T) {
 	fl := FlagsOf(&commandGrammar{})
-	for _, tc := range []struct{ args, want, first, command string }{
+	for _, tc := range []struct{ args, want, cmd, command string }{
 		{"--grace -1s run --wait -2s /bin/x --grace -3s", "--grace=-1s run --wait=-2s /bin/x --grace -3s", "run", "/bin/x"},
 		{"run /bin/x --wait -1s", "run /bin/x --wait -1s", "run", "/bin/x"},
 		{"show-all --grace -1s", "show-all --grace=-1s", "show-all", ""},
 		{"run run --wait -1s", "run run --wait -1s", "run", "run"},
+		{"stauts run --wait -1s", "stauts run --wait -1s", "", "stauts"},
 	} {
 		sc := fl.Scan(strings.Fields(tc.args))
-		if !reflect.DeepEqual(sc.Kong, strings.Fields(tc.want)) || sc.First != tc.first || sc.Command != tc.command {
-			t.Errorf("Scan(%q) = %q, first %q, command %q; want %q, %q, %q", tc.args, sc.Kong, sc.First, sc.Command, tc.want, tc.first, tc.command)
+		if !reflect.DeepEqual(sc.Kong, strings.Fields(tc.want)) || sc.Cmd != tc.cmd || sc.Command != tc.command {
+			t.Errorf("Scan(%q) = %q, cmd %q, command %q; want %q, %q, %q", tc.args, sc.Kong, sc.Cmd, sc.Command, tc.want, tc.cmd, tc.command)
 		}
 	}
 	if sc := fl.Scan(strings.Fields("run /bin/x --wait --grace")); sc.Missing != nil {
@@ -132,5 +135,32 @@ func TestFlagsCommandsAreKongs(t *testing.T) {
 	}
 	if got := FlagsOf(&g).commands; !reflect.DeepEqual(got, names) {
 		t.Errorf("commands %q, kong has %q", got, names)
+	}
+}
+
+// Default gives kong the default command first when the line names none,
+// and leaves a line that names one as it is.
+func TestDefault(t *testing.T) {
+	fl := FlagsOf(&commandGrammar{})
+	for _, tc := range []struct{ args, want, cmd string }{
+		{"--grace 1s -- show-all", "run --grace 1s -- show-all", "run"},
+		{"/bin/x -h", "run /bin/x -h", "run"},
+		{"show-all --grace -1s", "show-all --grace=-1s", "show-all"},
+		{"--grace 1s run /bin/x", "--grace 1s run /bin/x", "run"},
+	} {
+		sc := fl.Scan(strings.Fields(tc.args)).Default("run")
+		if !reflect.DeepEqual(sc.Kong, strings.Fields(tc.want)) || sc.Cmd != tc.cmd {
+			t.Errorf("Scan(%q).Default = %q, cmd %q; want %q, %q", tc.args, sc.Kong, sc.Cmd, tc.want, tc.cmd)
+		}
+	}
+}
+
+// A usage error points to the help of the command the line names.
+func TestUsageHelpOfCommand(t *testing.T) {
+	var g commandGrammar
+	var stderr strings.Builder
+	code := MainScanned("t", "", &g, FlagsOf(&g).Scan(strings.Fields("run --wait")), io.Discard, &stderr, nil, func(*kong.Context) error { return nil })
+	if code != ExitUsage || !strings.Contains(stderr.String(), "Run 't run --help' for usage.") {
+		t.Errorf("exit code %d, stderr %q", code, stderr.String())
 	}
 }

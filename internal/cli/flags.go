@@ -25,14 +25,12 @@ type Wrapper struct {
 // nonzero must be positive. One rule and one wording for both programs;
 // a new duration flag is checked without anyone remembering to.
 func CheckDurations(v any) error {
+	s := reflect.ValueOf(v).Elem()
 	var err error
-	walkFlags(reflect.ValueOf(v).Elem(), func(f reflect.StructField, value reflect.Value) {
-		d, ok := value.Interface().(time.Duration)
-		if !ok || err != nil {
-			return
-		}
-		t := tagsOf(f)
+	eachFlag(s.Type(), false, nil, func(index []int, _ reflect.StructField, t tags) {
+		d, ok := s.FieldByIndex(index).Interface().(time.Duration)
 		switch {
+		case !ok || err != nil:
 		case d < 0:
 			err = fmt.Errorf("--%s: must not be negative, got %s", t.name, d)
 		case d == 0 && t.nonzero:
@@ -42,28 +40,38 @@ func CheckDurations(v any) error {
 	return err
 }
 
-// walkFlags calls visit for each flag field (one with a name tag) of the
-// struct s, descending into embedded structs.
-func walkFlags(s reflect.Value, visit func(reflect.StructField, reflect.Value)) {
-	t := s.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			walkFlags(s.Field(i), visit)
-			continue
-		}
-		if t := tagsOf(f); t.name != "" && !t.arg && !t.cmd {
-			visit(f, s.Field(i))
-		}
-	}
+// tags are the struct tags of one field that the programs read besides
+// kong: a flag's name, whether it is an argument or a command, and the
+// project's own nonzero (see CheckDurations).
+type tags struct {
+	name              string
+	arg, cmd, nonzero bool
+}
+
+func tagsOf(f reflect.StructField) tags {
+	return tags{name: f.Tag.Get("name"), arg: hasTag(f, "arg"), cmd: hasTag(f, "cmd"), nonzero: hasTag(f, "nonzero")}
 }
 
 func hasTag(f reflect.StructField, key string) bool {
 	_, ok := f.Tag.Lookup(key)
 	return ok
+}
+
+// eachFlag is the one walk over a grammar's struct tags: it calls visit
+// for every flag field (one with a name tag) of the struct type t and of
+// the structs it embeds, and with commands of its commands too, with the
+// field's index from t (for FieldByIndex). index is the path to t.
+func eachFlag(t reflect.Type, commands bool, index []int, visit func([]int, reflect.StructField, tags)) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		at := append(index[:len(index):len(index)], i)
+		switch ft := tagsOf(f); {
+		case f.Anonymous && f.Type.Kind() == reflect.Struct, ft.cmd && commands:
+			eachFlag(f.Type, commands, at, visit)
+		case ft.name != "" && !ft.arg && !ft.cmd && f.IsExported():
+			visit(at, f, ft)
+		}
+	}
 }
 
 // Flags knows which long flags of a grammar take a value, and the names
@@ -79,7 +87,7 @@ type Flags struct {
 func FlagsOf(grammar any) Flags {
 	flags := Flags{takesValue: map[string]bool{}}
 	t := reflect.TypeOf(grammar).Elem()
-	eachFlag(t, func(f reflect.StructField, ft tags) {
+	eachFlag(t, true, nil, func(_ []int, f reflect.StructField, ft tags) {
 		flags.takesValue[ft.name] = f.Type.Kind() != reflect.Bool
 	})
 	for i := range t.NumField() {
@@ -89,6 +97,9 @@ func FlagsOf(grammar any) Flags {
 	}
 	return flags
 }
+
+// Commands are the grammar's commands, named as kong names them.
+func (fl Flags) Commands() []string { return fl.commands }
 
 // commandName is the name kong gives the command field f: its name tag,
 // or its Go name in kebab case (ShowAll: show-all).
@@ -106,34 +117,20 @@ func commandName(f reflect.StructField) string {
 	return b.String()
 }
 
-// eachFlag calls visit for every flag field of the struct type t, of the
-// structs it embeds and of its commands.
-func eachFlag(t reflect.Type, visit func(reflect.StructField, tags)) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		switch ft := tagsOf(f); {
-		case f.Anonymous && f.Type.Kind() == reflect.Struct, ft.cmd:
-			eachFlag(f.Type, visit)
-		case ft.name != "" && !ft.arg:
-			visit(f, ft)
-		}
-	}
-}
-
 // Scanned is what a command line says before kong reads it. Flags.Scan
-// is the one reading of the command line before kong's: what the programs
-// need before parsing (job.lock's directory, the log format of a usage
-// error, the word that may be a mistyped command) and what kong must be
-// given.
+// is the one reading of the command line before kong's parse: what the
+// programs need before parsing (job.lock's directory, the log format of a
+// usage error, the word that may be a mistyped command) and what kong is
+// given (Kong, through MainScanned).
 type Scanned struct {
 	// Values holds the last value given to each flag, as kong keeps it.
 	Values map[string]string
-	// First is the first word that is neither a flag nor a flag's value,
-	// before any "--": kong takes it for a command or for COMMAND. Empty
-	// when there is none.
-	First string
-	// Command is COMMAND's first word, the first word after First when
-	// First is a command: what kong passes through. Empty when there is
+	// Cmd is the grammar's command the line names: its first word that is
+	// neither a flag nor a flag's value, when that word names one. Empty
+	// when it names none.
+	Cmd string
+	// Command is COMMAND's first word: the first word that is neither a
+	// flag, a flag's value nor Cmd, before any "--". Empty when there is
 	// none or it starts after "--".
 	Command string
 	// Help is the index of the first -h or --help before COMMAND; -1 if
@@ -166,8 +163,8 @@ func (sc Scanned) Value(flag, env, def string) string {
 // Scan reads args (without the program name) as kong will, in one pass.
 // A flag that takes a value takes the next word, unless that word is "--"
 // or one of our flags (then its value is Missing). The first word that is
-// neither a flag nor a flag's value is a command, if it names one, and
-// the second such word, or the first that names none, starts COMMAND:
+// neither a flag nor a flag's value is a command (Cmd), if it names one,
+// and the second such word, or the first that names none, starts COMMAND:
 // from there on, or from "--", every word is COMMAND's, whatever it looks
 // like.
 func (fl Flags) Scan(args []string) Scanned {
@@ -180,12 +177,10 @@ func (fl Flags) Scan(args []string) Scanned {
 			break
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			if sc.First == "" {
-				sc.First = a
-				if slices.Contains(fl.commands, a) {
-					sc.Kong = append(sc.Kong, a)
-					continue // a command: COMMAND, if any, comes after it
-				}
+			if sc.Cmd == "" && slices.Contains(fl.commands, a) {
+				sc.Cmd = a
+				sc.Kong = append(sc.Kong, a)
+				continue // COMMAND, if any, comes after it
 			}
 			sc.Command = a
 			break
@@ -231,18 +226,29 @@ func (fl Flags) isFlag(word string) bool {
 	return ok && known
 }
 
+// Default is the line with cmd, the grammar's default command, given to
+// kong first when the line names no command: kong would otherwise take a
+// COMMAND named like a command after "--" (job-signal -- status) for that
+// command.
+func (sc Scanned) Default(cmd string) Scanned {
+	if sc.Cmd == "" {
+		sc.Cmd, sc.Kong = cmd, append([]string{cmd}, sc.Kong...)
+	}
+	return sc
+}
+
 // LogFormat is the log format the command line asks for.
 func (sc Scanned) LogFormat() string { return sc.Value("log-format", "JOB_SIGNAL_LOG_FORMAT", "text") }
 
 // After returns a channel that fires once d has passed, or nil (never
-// ready) when d is 0, meaning no limit; and the function that releases the
-// timer. The one way both programs wait with an optional limit.
-func After(d time.Duration) (<-chan time.Time, func() bool) {
+// ready) when d is 0, meaning no limit: the one way both programs wait
+// with an optional limit. A timer nobody refers to any more is collected
+// whether it fired or not, so there is nothing to release.
+func After(d time.Duration) <-chan time.Time {
 	if d <= 0 {
-		return nil, func() bool { return false }
+		return nil
 	}
-	t := time.NewTimer(d)
-	return t.C, t.Stop
+	return time.After(d)
 }
 
 // HelpProblems checks the help texts of a grammar against what kong shows
@@ -251,7 +257,7 @@ func After(d time.Duration) (<-chan time.Time, func() bool) {
 // kong would not. Both programs' tests run it.
 func HelpProblems(grammar any) []string {
 	var problems []string
-	eachFlag(reflect.TypeOf(grammar).Elem(), func(f reflect.StructField, t tags) {
+	eachFlag(reflect.TypeOf(grammar).Elem(), true, nil, func(_ []int, f reflect.StructField, t tags) {
 		help, name := f.Tag.Get("help"), "--"+t.name
 		_, hasDefault := f.Tag.Lookup("default")
 		says := strings.Contains(help, "(default")

@@ -43,8 +43,7 @@ func (r *runner) readyGate(waitFor []string) error {
 	// of one that reports.
 	w := r.dir.Watch(signalfs.WatchOptions{Poll: r.cfg.Poll, PollInterval: r.cfg.PollInterval, Logger: r.log})
 	defer func() { w.Close() }()
-	timeout, stopTimeout := cli.After(r.cfg.ReadyTimeout)
-	defer stopTimeout()
+	timeout := cli.After(r.cfg.ReadyTimeout)
 	progress := time.NewTicker(r.cfg.ProgressInterval)
 	defer progress.Stop()
 	r.log.Info("waiting for sidecars", "waitFor", waitFor, "readyTimeout", r.cfg.ReadyTimeout, "watch", w.Mode())

@@ -68,12 +68,12 @@ func (VersionCmd) Run(env *cli.Env) error {
 	return err
 }
 
-// cliFlags are job-signal's flags, for reading the command line before
-// kong does.
+// cliFlags are job-signal's flags and commands, for reading the command
+// line before kong does.
 var cliFlags = cli.FlagsOf(&CLI{})
 
 // subcommands are job-signal's commands, as the first argument.
-var subcommands = []string{"run", "install", "status", "version"}
+var subcommands = cliFlags.Commands()
 
 // notCommands are words people try as a subcommand that job-signal does
 // not have; as the first word they are refused rather than run as COMMAND.
@@ -97,7 +97,8 @@ func MainOS() int { return run(os.Args[1:], os.Stdout, os.Stderr, true) }
 
 func run(args []string, stdout, stderr io.Writer, processEnds bool) int {
 	var c CLI
-	// The one reading of the command line before kong's (cli.Flags.Scan).
+	// The one reading of the command line before kong's parse, which is
+	// given it.
 	sc := cliFlags.Scan(args)
 	var signals chan os.Signal
 	var e *early
@@ -119,27 +120,22 @@ func run(args []string, stdout, stderr io.Writer, processEnds bool) int {
 		e = lockEarly(sc)
 		defer e.release()
 		signals = catching.Signals()
-		if sc.First != "run" {
-			// kong would otherwise take a COMMAND named like a subcommand
-			// after "--" (job-signal -- status) for that subcommand.
-			args = append([]string{"run"}, args...)
-		}
+		sc = sc.Default("run")
 	}
 	env := func() *cli.Env {
 		return &cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}
 	}
 	onParseError := func(err error) { e.recordUsageFailure(err) }
-	return cli.Main("job-signal", description, &c, args, stdout, stderr, onParseError, func(k *kong.Context) error {
+	return cli.MainScanned("job-signal", description, &c, sc, stdout, stderr, onParseError, func(k *kong.Context) error {
 		return k.Run(env(), e)
 	})
 }
 
-// runs says whether a command line is for run, the default command: its
-// first word that is not a flag is run or none of the others (a flag, or
-// COMMAND itself), and it does not start with -h or --help (the overview,
-// not run's help).
+// runs says whether a command line is for run, the default command: it
+// names run or no other command, and it does not start with -h or --help
+// (the overview, not run's help).
 func runs(sc cli.Scanned) bool {
-	return sc.First == "run" || !slices.Contains(subcommands, sc.First) && sc.Help != 0
+	return sc.Cmd == "run" || sc.Cmd == "" && sc.Help != 0
 }
 
 // refuseMistypedCommand refuses COMMAND's first word, before any "--", that looks

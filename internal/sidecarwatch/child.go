@@ -13,25 +13,24 @@ import (
 )
 
 // sidecar is the sidecar's processes across its runs: the command, its
-// readiness checks, its exit, the back-off before a restart, a daemon it
-// left behind and sidecar-watch adopted, and the signals of the stop
-// sequence. It does no reporting: the loop writes the state it learns. Its
-// channels are nil (never ready) when there is nothing to wait for.
+// readiness checks, a daemon it left behind and sidecar-watch adopted, and
+// the signals of the stop sequence. What of it runs is the loop's state
+// (life.runs); this holds the processes and does no reporting: the loop
+// writes the state it learns. Its channels are nil (never ready) when
+// there is nothing to wait for.
 type sidecar struct {
 	cfg *Cmd
 	log *slog.Logger
 
-	child    *proc.Child // the command's current run; nil while none
-	exitSeen bool        // the loop has seen child end (stopping)
-	started  time.Time
+	child   *proc.Child // the command's current (or last) run; nil while none
+	started time.Time
 
 	probeFailed  chan error // readiness failures of the current run
 	probePassed  chan error // the current run's probe loop result
 	probeCancel  context.CancelFunc
 	lastRecorded time.Time // when a readiness failure was last recorded
 
-	restartAt <-chan time.Time
-	backoff   time.Duration
+	backoff time.Duration // the restart timer's next delay (decideBackoff)
 
 	// reaping: orphans are re-parented to sidecar-watch (PID 1 or
 	// --subreaper), so a daemon the command leaves is adopted here.
@@ -46,7 +45,7 @@ func (s *sidecar) start(restarts int) error {
 	if err != nil {
 		return err
 	}
-	s.child, s.exitSeen, s.started = child, false, time.Now()
+	s.child, s.started = child, time.Now()
 	s.log.Info("sidecar started", "pid", child.PID(), "command", cli.Command(s.cfg.Command), "restarts", restarts)
 	s.startProbe()
 	return nil
@@ -64,24 +63,6 @@ func (s *sidecar) startProbe() {
 	go func(p probe.Probe, failed chan<- error, passed chan<- error) {
 		passed <- probe.Loop(ctx, p, s.cfg.ReadyInterval, s.cfg.ProbeTimeout, failed)
 	}(s.cfg.probe, s.probeFailed, s.probePassed)
-}
-
-// exited is closed when the running command has ended; nil when none runs
-// or its end was seen.
-func (s *sidecar) exited() <-chan struct{} {
-	if s.child == nil || s.exitSeen {
-		return nil
-	}
-	return s.child.Done()
-}
-
-// orphanReaped fires when an orphan was reaped, while a daemon adopted
-// from the command is the sidecar.
-func (s *sidecar) orphanReaped() <-chan struct{} {
-	if len(s.adopted) == 0 {
-		return nil
-	}
-	return proc.OrphanReaped()
 }
 
 func (s *sidecar) cancelProbe() {
@@ -138,16 +119,6 @@ func (s *sidecar) reap() (status proc.Status, adopted []proc.Proc) {
 	return status, adopted
 }
 
-// adopt makes a daemon the command left the sidecar: its readiness is
-// checked as the command's was, and it is stopped with the stop sequence,
-// as the command would have been.
-func (s *sidecar) adopt(daemon []proc.Proc) {
-	s.adopted = daemon
-	if len(daemon) > 0 {
-		s.startProbe()
-	}
-}
-
 // adoptedGone reports whether none of the adopted processes, nor anyone in
 // their process groups, is alive.
 func (s *sidecar) adoptedGone() bool {
@@ -159,36 +130,14 @@ func (s *sidecar) adoptedGone() bool {
 	return true
 }
 
-// scheduleRestart arms the restart after the back-off: it doubles after
-// each quick failure, and starts over after a run at least as long as its
-// maximum.
-func (s *sidecar) scheduleRestart(status proc.Status, restarts int) {
-	ran := time.Since(s.started)
-	if ran >= s.cfg.RestartBackoffMax {
-		s.backoff = s.cfg.RestartBackoff
-	}
-	delay := s.backoff
-	s.backoff = min(2*s.backoff, s.cfg.RestartBackoffMax)
-	s.log.Warn("sidecar ended by itself before the job was done; restarting", "status", status.String(),
-		"ranFor", ran.Round(time.Millisecond), "restartIn", delay, "restarts", restarts)
-	s.restartAt = time.After(delay)
-}
-
-// forward passes a signal that is not a stop on to the command.
+// forward passes a signal that is not a stop on to the running command.
 func (s *sidecar) forward(sig syscall.Signal) {
-	if s.child == nil || s.exitSeen {
-		s.log.Info("signal not forwarded: the sidecar is not running", "signal", proc.SignalName(sig))
-		return
-	}
 	if err := s.child.Signal(sig); err != nil {
 		s.log.Warn("could not forward signal", "signal", proc.SignalName(sig), "err", err)
 		return
 	}
 	s.log.Info("forwarded signal", "signal", proc.SignalName(sig), "pid", s.child.PID())
 }
-
-// running reports whether there is anything to stop.
-func (s *sidecar) running() bool { return s.child != nil || len(s.adopted) > 0 }
 
 // pgid is the command's process group, or the adopted daemon's.
 func (s *sidecar) pgid() int {
@@ -242,10 +191,11 @@ func (s *sidecar) killAll() {
 	s.killed = proc.KillAll(s.groups(), roots, s.reaping)
 }
 
-// gone reports whether the command has exited and none of the processes
-// it left is alive.
-func (s *sidecar) gone() bool {
-	if s.child != nil && (!s.exitSeen || proc.GroupAlive(s.child.PID())) {
+// leftGone reports whether none of the processes the command left, the
+// daemon adopted and those SIGKILL was sent to is alive (the command
+// itself may be: the loop knows whether it ended).
+func (s *sidecar) leftGone() bool {
+	if s.child != nil && proc.GroupAlive(s.child.PID()) {
 		return false
 	}
 	if !s.adoptedGone() {
@@ -257,15 +207,4 @@ func (s *sidecar) gone() bool {
 		}
 	}
 	return true
-}
-
-// status says how the command ended, for the log.
-func (s *sidecar) status() string {
-	if s.child != nil && s.exitSeen {
-		return s.child.Status().String()
-	}
-	if len(s.adopted) > 0 {
-		return "an adopted daemon, ended"
-	}
-	return "not running"
 }

@@ -198,3 +198,14 @@ func decideExit(status proc.Status, ranFor time.Duration, terminating bool, rest
 	}
 	return exitDecision{action: exitFail, code: status.ExitCode(), why: fmt.Sprintf("sidecar %s by itself before the job was done (--restart Never)", status), note: note}
 }
+
+// decideBackoff is the delay before a restart of a command that ran for
+// ranFor, and the delay after it: the delay doubles after each quick
+// failure, up to longest, and starts over at first after a run at least
+// as long as longest.
+func decideBackoff(delay, ranFor, first, longest time.Duration) (now, next time.Duration) {
+	if ranFor >= longest {
+		delay = first
+	}
+	return delay, min(2*delay, longest)
+}

@@ -76,12 +76,12 @@ func (l *loop) onProbePassed(err error) {
 func (l *loop) onSidecarExited() {
 	switch s := l.life.stage; {
 	case s.stopping():
-		l.sidecar.exitSeen = true
+		l.to(evExited)
 		l.onStopPoll()
 		return
 	case s == stoppingAfter:
 		// Asked to stop soon anyway: note it, do not restart.
-		l.sidecar.exitSeen = true
+		l.to(evExited)
 		l.state.ExitCode = l.sidecar.child.Status().ExitCode()
 		return
 	}
@@ -93,7 +93,7 @@ func (l *loop) onSidecarExited() {
 // onOrphanReaped: a process sidecar-watch adopted ended; when the last of
 // an adopted daemon's is gone, the sidecar has ended by itself.
 func (l *loop) onOrphanReaped() {
-	if !l.life.stage.runs() || l.sidecar.child != nil || len(l.sidecar.adopted) == 0 || !l.sidecar.adoptedGone() {
+	if !l.life.stage.runs() || !l.sidecar.adoptedGone() {
 		return
 	}
 	l.log.Warn("the sidecar's adopted daemon ended by itself")
@@ -101,13 +101,15 @@ func (l *loop) onOrphanReaped() {
 	l.sidecarEnded(proc.Status{}, time.Since(l.sidecar.started), nil)
 }
 
-// sidecarEnded decides what follows the sidecar's end by itself.
+// sidecarEnded decides what follows the sidecar's end by itself; adopted
+// are the live processes it left that sidecar-watch adopted.
 func (l *loop) sidecarEnded(status proc.Status, ranFor time.Duration, adopted []proc.Proc) {
+	l.to(evEnded)
 	l.state.ChildPID = 0
 	l.state.ExitCode = status.ExitCode()
 	l.state.LastError = "sidecar " + status.String()
 	if d := l.observeJob(); d.stop {
-		l.sidecar.adopt(adopted)
+		l.adopt(adopted)
 		l.beginStop(d.why)
 		return
 	}
@@ -117,27 +119,38 @@ func (l *loop) sidecarEnded(status proc.Status, ranFor time.Duration, adopted []
 	}
 	switch d.action {
 	case exitAdopt:
-		l.sidecar.adopt(adopted)
+		l.adopt(adopted)
 	case exitStopped:
 		if len(adopted) > 0 {
-			l.sidecar.adopt(adopted)
+			l.adopt(adopted)
 			l.beginStop(d.why)
 			return
 		}
 		l.finishStopped(d.why)
 	case exitFail:
-		l.finishFailed(d.code, errors.New(d.why))
+		l.finishFailed(cli.Exit(d.code, errors.New(d.why)))
 	case exitRestart:
 		l.state.Restarts++
 		l.to(evRestart)
 		l.write()
-		l.sidecar.scheduleRestart(status, l.state.Restarts)
+		var delay time.Duration
+		delay, l.sidecar.backoff = decideBackoff(l.sidecar.backoff, ranFor, l.cfg.RestartBackoff, l.cfg.RestartBackoffMax)
+		l.log.Warn("sidecar ended by itself before the job was done; restarting", "status", status.String(),
+			"ranFor", ranFor.Round(time.Millisecond), "restartIn", delay, "restarts", l.state.Restarts)
+		l.deadline = time.After(delay)
 	}
 }
 
-func (l *loop) onRestartDue() {
-	l.sidecar.restartAt = nil
-	l.startSidecar()
+// adopt makes a daemon the command left the sidecar: its readiness is
+// checked as the command's was, and it is stopped with the stop sequence,
+// as the command would have been.
+func (l *loop) adopt(daemon []proc.Proc) {
+	if len(daemon) == 0 {
+		return
+	}
+	l.sidecar.adopted = daemon
+	l.to(evAdopted)
+	l.sidecar.startProbe()
 }
 
 // onSignal: a termination signal means the Pod is going away; any other is
@@ -145,6 +158,10 @@ func (l *loop) onRestartDue() {
 func (l *loop) onSignal(sig syscall.Signal) {
 	switch decideSignal(sig, l.cfg.stopSignal, l.life.terminating) {
 	case sigForward:
+		if l.life.runs != runsCommand {
+			l.log.Info("signal not forwarded: the sidecar is not running", "signal", proc.SignalName(sig))
+			return
+		}
 		l.sidecar.forward(sig)
 	case sigAgain:
 	case sigStopNow:
@@ -154,7 +171,7 @@ func (l *loop) onSignal(sig syscall.Signal) {
 		case s.runs():
 			l.beginStop("a second INT while the Pod is terminating")
 		case s == stoppingAfter:
-			l.log.Warn("not waiting for --stop-after sidecars any more", "why", "a second INT while the Pod is terminating", "pending", l.stop.pendingPeers)
+			l.log.Warn("not waiting for --stop-after sidecars any more", "why", "a second INT while the Pod is terminating", "pending", l.pending)
 			l.stopNow()
 		}
 	case sigTerminating:
@@ -166,22 +183,29 @@ func (l *loop) onSignal(sig syscall.Signal) {
 			l.finishStopped("the Pod is terminating before the sidecar started")
 			return
 		}
-		l.termDeadline = time.After(l.cfg.Grace)
-		l.sidecar.restartAt = nil // no restarts while the Pod goes away
+		if l.life.stage.runs() {
+			l.deadline = time.After(l.cfg.Grace) // instead of a back-off: no restarts while the Pod goes away
+		}
 		l.log.Info("Pod terminating: the sidecar keeps serving until the job is done (a second INT stops it now)", "signal", proc.SignalName(sig), "atMost", l.cfg.Grace)
 	}
 }
 
-func (l *loop) onTerminationGraceOver() {
-	l.termDeadline = nil
-	if l.life.stage.runs() {
+// onDeadline: the stage's time limit is up.
+func (l *loop) onDeadline() {
+	l.deadline = nil
+	switch s := l.life.stage; {
+	case s == waiting:
+		l.finishFailed(cli.Exit(cli.ExitFailure, fmt.Errorf("--after-timeout %s passed before these sidecars were ready: %s", l.cfg.AfterTimeout, strings.Join(l.pending, ", "))))
+	case s == restarting && !l.life.terminating:
+		l.startSidecar()
+	case s.runs():
 		l.beginStop(fmt.Sprintf("Pod terminating and the job not done within --grace %s", l.cfg.Grace))
+	case s == stoppingAfter:
+		l.log.Error("--stop-after sidecars did not stop in time; stopping now, out of order", "stopAfterTimeout", l.cfg.StopAfterTimeout, "pending", l.pending)
+		l.stopNow()
+	default:
+		l.onStopDeadline()
 	}
-}
-
-func (l *loop) onAfterTimeout() {
-	l.afterTimeout = nil
-	l.finishFailed(cli.ExitFailure, fmt.Errorf("--after-timeout %s passed before these sidecars were ready: %s", l.cfg.AfterTimeout, strings.Join(l.afterPending, ", ")))
 }
 
 func (l *loop) onJobStartWarning() {

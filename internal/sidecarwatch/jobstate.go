@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -17,38 +16,24 @@ const jobStartWarning = time.Minute
 // the job-start timers until a job-signal shows itself. Its channels are
 // nil (never ready) when unused.
 type jobWatch struct {
-	lockFree               <-chan error     // job.lock released; non-nil while waiting
-	warn, deadline         <-chan time.Time // a warning after a minute; --job-start-timeout
-	stopWarn, stopDeadline func() bool
-}
-
-func (j *jobWatch) start(timeout time.Duration) {
-	j.warn, j.stopWarn = cli.After(jobStartWarning)
-	j.deadline, j.stopDeadline = cli.After(timeout)
+	lockFree       <-chan error     // job.lock released; non-nil while waiting
+	warn, deadline <-chan time.Time // a warning after a minute; --job-start-timeout
 }
 
 // observeJob reads the job's view and decides (decide). Its side effects
 // are the bookkeeping the decision asks for: a lock waiter is armed when
-// one is needed, the job-start timers stop once a job-signal is known, and
-// a note is logged once.
+// one is needed, the job-start timers are dropped once a job-signal is
+// known, and a note is logged once.
 func (l *loop) observeJob() decision {
 	d := decide(l.dir.Job(), l.life.terminating)
 	if d.waitLock && l.job.lockFree == nil {
 		l.job.lockFree = l.dir.WaitLockFree(signalfs.JobLockFile)
 	}
 	if d.jobKnown {
-		l.job.stopTimers()
+		l.job.warn, l.job.deadline = nil, nil
 	}
 	if d.note != "" {
 		l.logOnce(slog.LevelWarn, d.note)
 	}
 	return d
-}
-
-func (j *jobWatch) stopTimers() {
-	if j.stopWarn != nil {
-		j.stopWarn()
-		j.stopDeadline()
-	}
-	j.warn, j.deadline = nil, nil
 }

@@ -14,30 +14,38 @@ import (
 
 // loop is one sidecar-watch run. run, on the goroutine that called Run,
 // owns every field; the watcher, the child's waiter, the probe, the quit
-// request and the lock waiters only send on the channels it reads.
+// request and the lock waiters only send on the channels it reads. Its
+// state is life; besides it, the loop holds resources (the directory, its
+// lock and watcher, the sidecar's processes, timers and channels, each
+// nil, never ready, when unused) and what it reports.
 type loop struct {
-	cfg     *Cmd
-	log     *slog.Logger
+	cfg    *Cmd
+	log    *slog.Logger
+	begun  time.Time
+	logged map[string]bool // messages logged once (logOnce)
+
+	life life // the one state (state.go)
+
+	// What it reports: the state file, why the sidecar stops, the sidecars
+	// the last --after or --stop-after review still waits for (with why),
+	// and sidecar-watch's end.
+	state   signalfs.SidecarState
+	why     string
+	pending []string
+	result  error
+
 	signals chan os.Signal
-	begun   time.Time
-	logged  map[string]bool // messages logged once (logOnce)
-
-	life   life  // the one state: stage, recorded phase, terminating (state.go)
-	result error // sidecar-watch's end, once finished
-
-	dir   *signalfs.Dir
-	lock  *signalfs.Lock // held for life: its release tells the others we died
-	w     *signalfs.Watcher
-	state signalfs.SidecarState // what we report in sidecar-NAME.state
-
+	dir     *signalfs.Dir
+	lock    *signalfs.Lock // held for life: its release tells the others we died
+	w       *signalfs.Watcher
+	sidecar sidecar  // the sidecar's processes and its readiness checks
 	job     jobWatch // the job's lock waiter and job-start timers
-	sidecar sidecar  // the sidecar's command, its probe, its restarts
-	stop    stopSeq  // the stop sequence, from the first stop request on
-
-	termDeadline <-chan time.Time // the Pod terminating: --grace for the job to be done
-
-	afterTimeout <-chan time.Time // waiting: --after-timeout
-	afterPending []string         // waiting: the --after sidecars not ready yet, with why
+	stop    stopSeq  // the stop sequence's timers and waiters
+	// deadline is the stage's time limit (onDeadline): --after-timeout
+	// while waiting, the back-off while restarting, --grace while the Pod
+	// terminates and the sidecar runs, --stop-after-timeout, and the limit
+	// of each step of the stop sequence.
+	deadline <-chan time.Time
 }
 
 // Run is sidecar-watch's main path.
@@ -54,8 +62,7 @@ func (c *Cmd) Run(env *cli.Env) error {
 	}
 	defer func() { l.w.Close(); l.lock.Release(); l.dir.Close() }()
 	l.sidecar = sidecar{cfg: c, log: l.log, backoff: c.RestartBackoff, reaping: proc.Reaping()}
-	l.job.start(c.JobStartTimeout)
-	defer l.job.stopTimers()
+	l.job.warn, l.job.deadline = time.After(jobStartWarning), cli.After(c.JobStartTimeout)
 	defer l.sidecar.cancelProbe()
 	l.log.Info("sidecar-watch starting", "dir", c.Dir, "watch", l.w.Mode(), "after", c.after, "stopAfter", c.stopAfter)
 	l.enterWaiting()
@@ -64,7 +71,7 @@ func (c *Cmd) Run(env *cli.Env) error {
 
 // run is the event loop: one select over every event sidecar-watch reacts
 // to, each handed to its handler (handle.go). A channel that does not
-// apply in the current stage is nil, and never ready.
+// apply in the current state is nil, and never ready.
 func (l *loop) run() error {
 	for !l.life.stage.finished() {
 		select {
@@ -80,28 +87,20 @@ func (l *loop) run() error {
 			l.onProbeFailed(err)
 		case err := <-l.sidecar.probePassed: // the readiness checks ended
 			l.onProbePassed(err)
-		case <-l.sidecar.exited(): // the sidecar's command ended
+		case <-l.exited(): // the sidecar's command ended
 			l.onSidecarExited()
-		case <-l.sidecar.orphanReaped(): // a process of an adopted daemon ended
+		case <-l.orphanReaped(): // a process of an adopted daemon ended
 			l.onOrphanReaped()
-		case <-l.sidecar.restartAt: // the back-off is over
-			l.onRestartDue()
 		case sig := <-l.signals: // a signal to sidecar-watch
 			l.onSignal(sig.(syscall.Signal))
-		case <-l.termDeadline: // terminating, and the job not done within --grace
-			l.onTerminationGraceOver()
-		case <-l.afterTimeout: // --after sidecars not ready within --after-timeout
-			l.onAfterTimeout()
+		case <-l.deadline: // the stage's time limit
+			l.onDeadline()
 		case <-l.job.warn: // no job-signal yet after a minute
 			l.onJobStartWarning()
 		case <-l.job.deadline: // no job-signal within --job-start-timeout
 			l.onJobStartTimeout()
-		case <-l.stop.peersTimeout: // --stop-after sidecars not gone within --stop-after-timeout
-			l.onStopAfterTimeout()
 		case err := <-l.stop.quitAnswered: // the --quit-url request ended
 			l.onQuitAnswered(err)
-		case <-l.stop.deadline: // the current stop step's time is up
-			l.onStopDeadline()
 		case <-l.stop.slow: // the sidecar takes a while to exit: say "stopping"
 			l.onStopSlow()
 		case <-l.stop.poll: // the sidecar exited: is the rest of its processes gone?
@@ -109,6 +108,23 @@ func (l *loop) run() error {
 		}
 	}
 	return l.result
+}
+
+// exited is the end of the command while it runs; nil otherwise.
+func (l *loop) exited() <-chan struct{} {
+	if l.life.runs != runsCommand {
+		return nil
+	}
+	return l.sidecar.child.Done()
+}
+
+// orphanReaped fires when an orphan was reaped, while a daemon adopted
+// from the command is the sidecar; nil otherwise.
+func (l *loop) orphanReaped() <-chan struct{} {
+	if l.life.runs != runsDaemon {
+		return nil
+	}
+	return proc.OrphanReaped()
 }
 
 // to moves the state on by e (state.go's next); the caller does what the

@@ -11,11 +11,11 @@
 //	loop.go     the loop's fields, set-up, and the one select: what happens on each event
 //	handle.go   the handlers of the events
 //	decide.go   pure decisions: when the sidecar stops (the job's view), what a
-//	            signal means, what follows the command's own exit
+//	            signal means, what follows the command's own exit, the back-off
 //	order.go    pure decisions on --after and --stop-after, cycle search
 //	start.go    the directory, the wait before the command, each start
 //	stop.go     the stop sequence: --stop-after, quit URL, signal, grace, SIGKILL
-//	child.go    the sidecar's processes: command, probe, restarts, adopted daemon
+//	child.go    the sidecar's processes: command, probe, adopted daemon, signals
 //	jobstate.go the job's view, the lock waiter, job-start timers
 //	report.go   writing the sidecar's state, the final logs
 package sidecarwatch
@@ -163,12 +163,17 @@ func (c *Cmd) names(flag string, list []string) ([]string, error) {
 	return names, nil
 }
 
+// cmdFlags are sidecar-watch's flags, for reading the command line before
+// kong does.
+var cmdFlags = cli.FlagsOf(&Cmd{})
+
 // Main runs sidecar-watch with args (without the program name) and returns
 // its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	var c Cmd
-	// The one reading of the command line before kong's (cli.Flags.Scan).
-	sc := cli.FlagsOf(&c).Scan(args)
+	// The one reading of the command line before kong's parse, which is
+	// given it.
+	sc := cmdFlags.Scan(args)
 	if sc.Command == "version" && len(sc.Kong) == 1 {
 		fmt.Fprintln(stdout, "sidecar-watch "+version.String())
 		return 0
@@ -176,7 +181,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	signals, stop := cli.CatchSignals(proc.ForwardedSignals())
 	defer stop()
 	onParseError := func(err error) { recordUsageFailure(sc, err) }
-	return cli.Main("sidecar-watch", description, &c, args, stdout, stderr, onParseError, func(*kong.Context) error {
+	return cli.MainScanned("sidecar-watch", description, &c, sc, stdout, stderr, onParseError, func(*kong.Context) error {
 		return c.Run(&cli.Env{Log: c.Logger(stderr, "sidecar-watch").With("sidecar", c.Name), Stdout: stdout, Stderr: stderr, Signals: signals})
 	})
 }

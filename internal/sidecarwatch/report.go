@@ -44,13 +44,14 @@ func (l *loop) finishStopped(why string) {
 	l.result = nil
 }
 
-// finishFailed ends sidecar-watch with code, recording the sidecar as
-// failed so job-signal and other sidecars waiting for it give up at once.
-func (l *loop) finishFailed(code int, err error) {
+// finishFailed ends sidecar-watch with end, a *cli.ExitError carrying its
+// exit code, recording the sidecar as failed so job-signal and other
+// sidecars waiting for it give up at once.
+func (l *loop) finishFailed(end error) {
 	l.to(evFailed)
 	l.state.ChildPID = 0
-	l.state.LastError = err.Error()
+	l.state.LastError = end.Error()
 	l.write()
-	cli.TerminationLog(l.cfg.TermLog, fmt.Sprintf("sidecar-watch: %s failed: %v", l.cfg.Name, err), l.log)
-	l.result = cli.Exit(code, err)
+	cli.TerminationLog(l.cfg.TermLog, fmt.Sprintf("sidecar-watch: %s failed: %v", l.cfg.Name, end), l.log)
+	l.result = end
 }

@@ -82,3 +82,20 @@ func TestDecideExit(t *testing.T) {
 		})
 	}
 }
+
+func TestDecideBackoff(t *testing.T) {
+	const first, longest = time.Second, 30 * time.Second
+	for _, tc := range []struct{ delay, ranFor, now, next time.Duration }{
+		{first, 0, first, 2 * first},                                     // the first restart
+		{4 * time.Second, time.Second, 4 * time.Second, 8 * time.Second}, // doubling after a quick failure
+		{16 * time.Second, time.Second, 16 * time.Second, longest},       // up to the longest
+		{longest, time.Second, longest, longest},
+		{longest, longest, first, 2 * first}, // a run as long as the longest starts over
+		{8 * time.Second, time.Hour, first, 2 * first},
+	} {
+		now, next := decideBackoff(tc.delay, tc.ranFor, first, longest)
+		if now != tc.now || next != tc.next {
+			t.Errorf("decideBackoff(%s, ran %s) = %s, %s; want %s, %s", tc.delay, tc.ranFor, now, next, tc.now, tc.next)
+		}
+	}
+}

@@ -63,7 +63,7 @@ func (l *loop) reattach() error {
 func (l *loop) enterWaiting() {
 	if len(l.cfg.after) > 0 {
 		l.log.Info("waiting for sidecars to be ready before starting", "after", l.cfg.after, "afterTimeout", l.cfg.AfterTimeout)
-		l.afterTimeout, _ = cli.After(l.cfg.AfterTimeout)
+		l.deadline = cli.After(l.cfg.AfterTimeout)
 	}
 }
 
@@ -81,7 +81,7 @@ func (l *loop) reviewBeforeStart() {
 	d := decideAfter(l.cfg.Name, l.cfg.after, l.cfg.Dir, l.dir.Sidecar)
 	switch {
 	case d.err != nil:
-		l.finishFailed(cli.ExitFailure, d.err)
+		l.finishFailed(cli.Exit(cli.ExitFailure, d.err))
 	case d.stop != "":
 		l.to(evTerminating)
 		l.finishStopped(d.stop + " before the sidecar started")
@@ -89,7 +89,7 @@ func (l *loop) reviewBeforeStart() {
 		l.log.Info("sidecars ready; starting", "after", l.cfg.after, "waited", time.Since(l.begun).Round(time.Millisecond))
 		l.startSidecar()
 	default:
-		l.afterPending = d.pending
+		l.pending = d.pending
 	}
 }
 
@@ -97,13 +97,13 @@ func (l *loop) reviewBeforeStart() {
 // after a back-off); a command that cannot be started fails sidecar-watch
 // with 126/127.
 func (l *loop) startSidecar() {
-	l.afterTimeout = nil
+	l.deadline = nil // --after-timeout, or the back-off
 	if err := l.sidecar.start(l.state.Restarts); err != nil {
 		code, ok := proc.ExitCode(err)
 		if !ok {
 			code = cli.ExitFailure
 		}
-		l.finishFailed(code, err)
+		l.finishFailed(cli.Exit(code, err))
 		return
 	}
 	l.state.ChildPID = l.sidecar.child.PID()

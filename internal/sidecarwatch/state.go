@@ -7,10 +7,13 @@ import (
 )
 
 // life is sidecar-watch's whole state: where it is (stage), what its state
-// file says (recorded), and whether the Pod is terminating. It changes only
-// through next, a pure function held to ARCHITECTURE.md's table by
-// state_test.go; the loop owns the one value and does what each change
-// asks for (timers, signals, writes, logs).
+// file says (recorded), whether the Pod is terminating, what of the sidecar
+// runs (runs), and whether it is stopped for a failure. Everything the
+// loop decides by is here or in the pure decisions' answers; the loop's
+// other fields are what it holds (processes, timers, watchers, channels)
+// and what it reports. life changes only through next, a pure function
+// held to ARCHITECTURE.md's table by state_test.go; the loop owns the one
+// value and does what each change asks for (timers, signals, writes, logs).
 type life struct {
 	stage    stage
 	recorded signalfs.SidecarPhase // the phase written to sidecar-NAME.state
@@ -18,7 +21,25 @@ type life struct {
 	// --after sidecar that stopped for it); the sidecar keeps serving
 	// until the job is done or --grace has passed.
 	terminating bool
+	runs        runs
+	// failing: sidecar-watch cannot go on (--job-start-timeout, the
+	// directory lost): the stop sequence ends in failed, not stopped.
+	failing bool
 }
+
+// runs is what of the sidecar runs, as the loop has seen it.
+type runs int
+
+const (
+	runsNone    runs = iota // nothing: not started yet, between restarts, or gone
+	runsCommand             // its command
+	runsExited              // its command has ended, while stopping: what it left may live on
+	runsDaemon              // a daemon its command left, adopted by sidecar-watch
+)
+
+var runsNames = [...]string{"none", "command", "exited", "daemon"}
+
+func (r runs) String() string { return runsNames[r] }
 
 // stage is where sidecar-watch is in its life.
 type stage int
@@ -62,18 +83,23 @@ const (
 	evTerminating  event = iota // the Pod is terminating
 	evStart                     // the command was started
 	evReady                     // its readiness check passed, or there is none
+	evEnded                     // it ended by itself (or its adopted daemon did), and was reaped
+	evAdopted                   // a daemon it left is the sidecar now
 	evRestart                   // it ended by itself and is restarted after a back-off
 	evStopAfter                 // the job is done: wait for the --stop-after sidecars
 	evQuitPosted                // the stop sequence begins with the --quit-url request
 	evQuitAnswered              // the --quit-url request ended (answered or failed)
 	evSignalSent                // --stop-signal was sent to the sidecar's process groups
 	evKillSent                  // SIGKILL was sent, --grace being over
+	evExited                    // the command ended while being stopped
 	evSlow                      // the sidecar takes a while to exit: record "stopping"
+	evFailing                   // sidecar-watch cannot go on: stop the sidecar, then fail
 	evStopped                   // the sidecar is gone (or never started): exit 0
 	evFailed                    // sidecar-watch fails
 )
 
-var eventNames = [...]string{"terminating", "start", "ready", "restart", "stopAfter", "quitPosted", "quitAnswered", "signalSent", "killSent", "slow", "stopped", "failed"}
+var eventNames = [...]string{"terminating", "start", "ready", "ended", "adopted", "restart", "stopAfter", "quitPosted",
+	"quitAnswered", "signalSent", "killSent", "exited", "slow", "failing", "stopped", "failed"}
 
 func (e event) String() string { return eventNames[e] }
 
@@ -102,12 +128,21 @@ func (s life) next(e event) (life, error) {
 	case evStart:
 		if from == waiting || from == restarting {
 			to(starting, signalfs.SidecarStarting)
+			s.runs = runsCommand
 		}
 	case evReady:
 		// ready again: a daemon adopted from the ready command is checked
 		// as the command was.
 		if from == starting || from == ready {
 			to(ready, signalfs.SidecarReady)
+		}
+	case evEnded:
+		if from == starting || from == ready {
+			s.runs, ok = runsNone, true
+		}
+	case evAdopted:
+		if from == starting || from == ready {
+			s.runs, ok = runsDaemon, true
 		}
 	case evRestart:
 		if from == starting || from == ready {
@@ -133,17 +168,27 @@ func (s life) next(e event) (life, error) {
 		if from == signalled {
 			to(killed, s.recorded)
 		}
+	case evExited:
+		if from == stoppingAfter || from.stopping() {
+			s.runs, ok = runsExited, true
+		}
 	case evSlow:
 		if from.stopping() {
 			to(from, signalfs.SidecarStopping)
 		}
+	case evFailing:
+		if !from.finished() {
+			s.failing, ok = true, true
+		}
 	case evStopped:
 		if !from.finished() {
 			to(stopped, signalfs.SidecarStopped)
+			s.runs = runsNone
 		}
 	case evFailed:
 		if !from.finished() {
 			to(failed, signalfs.SidecarFailed)
+			s.runs = runsNone
 		}
 	}
 	if !ok {

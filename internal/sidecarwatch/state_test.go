@@ -11,10 +11,12 @@ import (
 // transitionRow is one row of ARCHITECTURE.md's table of sidecar-watch's
 // states and transitions.
 type transitionRow struct {
-	event          event
-	from           []stage
-	to             string // a stage, or "same"
-	records, where string // a phase, or "same"; the file that decides it
+	event   event
+	from    []stage
+	to      string // a stage, or "same"
+	records string // a phase, or "same"
+	runs    string // what runs after, or "same"
+	where   string // the file that decides it
 }
 
 // transitionTable reads the table from ARCHITECTURE.md: the drawing people
@@ -25,7 +27,7 @@ func transitionTable(t *testing.T) []transitionRow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, found := strings.Cut(string(doc), "| event | from | to | records | decided in |\n|---|---|---|---|---|\n")
+	_, table, found := strings.Cut(string(doc), "| event | from | to | records | runs | decided in |\n|---|---|---|---|---|---|\n")
 	if !found {
 		t.Fatal("ARCHITECTURE.md: no table of sidecar-watch's transitions")
 	}
@@ -33,14 +35,14 @@ func transitionTable(t *testing.T) []transitionRow {
 	var rows []transitionRow
 	for _, line := range strings.Split(table, "\n") {
 		cells := strings.Split(strings.Trim(line, "|"), "|")
-		if len(cells) != 5 {
-			t.Fatalf("ARCHITECTURE.md: a row of the transitions table without 5 cells: %s", line)
+		if len(cells) != 6 {
+			t.Fatalf("ARCHITECTURE.md: a row of the transitions table without 6 cells: %s", line)
 		}
 		for i := range cells {
 			cells[i] = strings.TrimSpace(cells[i])
 		}
 		name, _, _ := strings.Cut(strings.TrimPrefix(cells[0], "`"), "`")
-		r := transitionRow{event: -1, to: cells[2], records: cells[3], where: cells[4]}
+		r := transitionRow{event: -1, to: cells[2], records: cells[3], runs: cells[4], where: cells[5]}
 		for e := range event(len(eventNames)) {
 			if e.String() == name {
 				r.event = e
@@ -63,12 +65,25 @@ func transitionTable(t *testing.T) []transitionRow {
 		if r.to != "same" {
 			stageNamed(t, r.to)
 		}
+		if r.runs != "same" {
+			runsNamed(t, r.runs)
+		}
 		if r.where == "" {
 			t.Errorf("ARCHITECTURE.md: event %s: no file that decides it", name)
 		}
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+func runsNamed(t *testing.T, name string) runs {
+	for r := range runs(len(runsNames)) {
+		if r.String() == name {
+			return r
+		}
+	}
+	t.Fatalf("ARCHITECTURE.md: unknown runs %q", name)
+	return 0
 }
 
 func stageNamed(t *testing.T, name string) stage {
@@ -81,9 +96,9 @@ func stageNamed(t *testing.T, name string) stage {
 	return 0
 }
 
-// TestNext holds next to the table for every stage, event, recorded phase
-// and terminating: what the table allows moves as it says, and nothing
-// else is allowed.
+// TestNext holds next to the table for every stage, event, recorded
+// phase, terminating, what runs and failing: what the table allows moves
+// as it says, and nothing else is allowed.
 func TestNext(t *testing.T) {
 	rows := transitionTable(t)
 	if len(rows) != len(eventNames) {
@@ -92,38 +107,53 @@ func TestNext(t *testing.T) {
 	phases := []signalfs.SidecarPhase{signalfs.SidecarWaiting, signalfs.SidecarStarting, signalfs.SidecarReady,
 		signalfs.SidecarRestarting, signalfs.SidecarStopping}
 	for _, r := range rows {
-		for from := range stage(len(stageNames)) {
-			for _, recorded := range phases {
+		for _, s := range allLives(phases) {
+			got, err := s.next(r.event)
+			allowed := false
+			for _, f := range r.from {
+				allowed = allowed || f == s.stage
+			}
+			if !allowed {
+				if err == nil || got != s {
+					t.Errorf("%+v, %s: got %+v, %v; want refused, unchanged", s, r.event, got, err)
+				}
+				continue
+			}
+			want := s
+			if r.to != "same" {
+				want.stage = stageNamed(t, r.to)
+			}
+			if r.records != "same" {
+				want.recorded = signalfs.SidecarPhase(r.records)
+			}
+			if r.runs != "same" {
+				want.runs = runsNamed(t, r.runs)
+			}
+			want.terminating = s.terminating || r.event == evTerminating
+			want.failing = s.failing || r.event == evFailing
+			if err != nil || got != want {
+				t.Errorf("%+v, %s: got %+v, %v; want %+v", s, r.event, got, err, want)
+			}
+		}
+	}
+}
+
+// allLives is every life: each stage, recorded phase, terminating, what
+// runs and failing.
+func allLives(phases []signalfs.SidecarPhase) []life {
+	var all []life
+	for st := range stage(len(stageNames)) {
+		for _, recorded := range phases {
+			for r := range runs(len(runsNames)) {
 				for _, terminating := range []bool{false, true} {
-					s := life{stage: from, recorded: recorded, terminating: terminating}
-					got, err := s.next(r.event)
-					allowed := false
-					for _, f := range r.from {
-						allowed = allowed || f == from
-					}
-					if !allowed {
-						if err == nil || got != s {
-							t.Errorf("%+v, %s: got %+v, %v; want refused, unchanged", s, r.event, got, err)
-						}
-						continue
-					}
-					want := s
-					if r.to != "same" {
-						want.stage = stageNamed(t, r.to)
-					}
-					if r.records != "same" {
-						want.recorded = signalfs.SidecarPhase(r.records)
-					}
-					if r.event == evTerminating {
-						want.terminating = true
-					}
-					if err != nil || got != want {
-						t.Errorf("%+v, %s: got %+v, %v; want %+v", s, r.event, got, err, want)
+					for _, failing := range []bool{false, true} {
+						all = append(all, life{stage: st, recorded: recorded, terminating: terminating, runs: r, failing: failing})
 					}
 				}
 			}
 		}
 	}
+	return all
 }
 
 // TestNewLife: the recorded phase a sidecar-watch starts with.

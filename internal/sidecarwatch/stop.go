@@ -21,32 +21,22 @@ import (
 // process stuck in the kernel (D state) can take a moment to go.
 const killWait = 5 * time.Second
 
-// stoppingAfter is how long a sidecar may take to exit before "stopping"
+// stoppingMark is how long a sidecar may take to exit before "stopping"
 // is recorded. Nothing waits for that phase; it tells people (status) that
 // a sidecar is taking its grace period. One that exits at once goes
 // straight to "stopped", with one write fewer while the others stop.
 const stoppingMark = 50 * time.Millisecond
 
-// stopSeq is what the stop sequence keeps besides its stage: why, how
-// to end, its timers and what it waits on.
+// stopSeq is what the stop sequence holds: the waiters on the
+// --stop-after sidecars' locks, the quit request, and its timers.
 type stopSeq struct {
-	why      string
-	failErr  error // after the sidecar is gone: fail with it (code failCode) instead of exiting 0
-	failCode int
+	peerGone  chan error      // a --stop-after sidecar's lock was released
+	waitingOn map[string]bool // the --stop-after sidecars whose lock has a waiter
 
-	// stoppingAfter
-	peersTimeout <-chan time.Time
-	peerGone     chan error      // a --stop-after sidecar's lock was released
-	lockWaited   map[string]bool // --stop-after sidecars whose lock is waited on
-	pendingPeers []string
-
-	// the stop sequence
 	started      time.Time
 	quitAnswered chan error
-	deadline     <-chan time.Time // the current step's end
 	slow         <-chan time.Time // stoppingMark after a step began
 	poll         <-chan time.Time // after the command's exit: is the rest gone?
-	ticker       *time.Ticker
 }
 
 // beginStop ends the sidecar because the job is done or the Pod is
@@ -54,8 +44,8 @@ type stopSeq struct {
 // sequence, then exit 0.
 func (l *loop) beginStop(why string) {
 	l.sidecar.cancelProbe()
-	l.sidecar.restartAt, l.termDeadline = nil, nil
-	l.stop.why = why
+	l.deadline = nil // a back-off, or the Pod's --grace
+	l.why = why
 	if len(l.cfg.stopAfter) == 0 {
 		l.stopNow()
 		return
@@ -72,9 +62,9 @@ func (l *loop) beginStop(why string) {
 		return
 	}
 	l.log.Info("waiting for sidecars to stop first", "stopAfter", l.cfg.stopAfter, "stopAfterTimeout", l.cfg.StopAfterTimeout)
-	l.stop.peersTimeout, _ = cli.After(l.cfg.StopAfterTimeout)
+	l.deadline = cli.After(l.cfg.StopAfterTimeout)
 	l.stop.peerGone = make(chan error, len(l.cfg.stopAfter))
-	l.stop.lockWaited = map[string]bool{}
+	l.stop.waitingOn = map[string]bool{}
 	l.reviewStopAfter()
 }
 
@@ -88,15 +78,15 @@ func (l *loop) reviewStopAfter() {
 		v := l.dir.Sidecar(name)
 		l.logOnce(slog.LevelWarn, "--stop-after sidecar is not running: not waiting for it", "name", name, "state", v.Why(l.cfg.Dir))
 	}
-	l.stop.pendingPeers = p.pending
+	l.pending = p.pending
 	if len(p.pending) == 0 {
 		l.log.Info("sidecars stopped first; stopping now", "stopAfter", l.cfg.stopAfter)
 		l.stopNow()
 		return
 	}
 	for _, name := range p.lockWait {
-		if !l.stop.lockWaited[name] {
-			l.stop.lockWaited[name] = true
+		if !l.stop.waitingOn[name] {
+			l.stop.waitingOn[name] = true
 			free, gone := l.dir.WaitLockFree(signalfs.SidecarLockFile(name)), l.stop.peerGone
 			go func() { gone <- <-free }()
 		}
@@ -106,17 +96,13 @@ func (l *loop) reviewStopAfter() {
 	}
 }
 
-func (l *loop) onStopAfterTimeout() {
-	l.log.Error("--stop-after sidecars did not stop in time; stopping now, out of order", "stopAfterTimeout", l.cfg.StopAfterTimeout, "pending", l.stop.pendingPeers)
-	l.stopNow()
-}
-
 // failWhileRunning stops the sidecar, then fails with err: sidecar-watch
 // cannot go on, and what it started must not outlive it. A stop sequence
 // under way goes on, and ends with the failure.
 func (l *loop) failWhileRunning(code int, err error) {
 	l.sidecar.cancelProbe()
-	l.stop.why, l.stop.failErr, l.stop.failCode = err.Error(), err, code
+	l.why, l.result = err.Error(), cli.Exit(code, err)
+	l.to(evFailing)
 	if !l.life.stage.stopping() {
 		l.stopNow()
 	}
@@ -128,9 +114,9 @@ func (l *loop) failWhileRunning(code int, err error) {
 // with many sidecars on few cores, every microsecond before the signal is
 // paid by the last sidecar to stop.
 func (l *loop) stopNow() {
-	l.stop.peersTimeout, l.stop.peerGone = nil, nil
+	l.deadline, l.stop.peerGone = nil, nil
 	l.stop.started = time.Now()
-	if !l.sidecar.running() {
+	if l.life.runs == runsNone {
 		l.afterStopSent()
 		l.endStop()
 		return
@@ -177,18 +163,18 @@ func (l *loop) sendStopSignal() {
 func (l *loop) afterStopSent() {
 	if len(l.cfg.stopAfter) == 0 {
 		l.w.Close()
-		l.log.Info("stopping the sidecar", "why", l.stop.why)
+		l.log.Info("stopping the sidecar", "why", l.why)
 	}
 }
 
 // waitStep arms the current step's timers, and looks at once whether the
 // sidecar is gone when its command has exited already.
 func (l *loop) waitStep(limit time.Duration) {
-	l.stop.deadline = time.After(limit)
+	l.deadline = time.After(limit)
 	if l.life.recorded != signalfs.SidecarStopping {
 		l.stop.slow = time.After(min(limit, stoppingMark))
 	}
-	if l.sidecar.exitSeen || l.sidecar.child == nil {
+	if l.life.runs != runsCommand {
 		l.onStopPoll()
 	}
 }
@@ -197,10 +183,9 @@ func (l *loop) waitStep(limit time.Duration) {
 // the processes it left is alive; otherwise it looks again shortly: the
 // kernel gives no event for a process group becoming empty.
 func (l *loop) onStopPoll() {
-	if !l.sidecar.gone() {
-		if l.stop.ticker == nil {
-			l.stop.ticker = time.NewTicker(5 * time.Millisecond)
-			l.stop.poll = l.stop.ticker.C
+	if l.life.runs == runsCommand || !l.sidecar.leftGone() {
+		if l.stop.poll == nil {
+			l.stop.poll = time.Tick(5 * time.Millisecond)
 		}
 		return
 	}
@@ -214,7 +199,7 @@ func (l *loop) onStopPoll() {
 	if l.life.stage == killed {
 		how = "sidecar killed"
 	}
-	l.log.Info(how, "via", via, "status", l.sidecar.status(), "took", time.Since(l.stop.started).Round(time.Millisecond))
+	l.log.Info(how, "via", via, "status", l.status(), "took", time.Since(l.stop.started).Round(time.Millisecond))
 	l.endStop()
 }
 
@@ -228,7 +213,6 @@ func (l *loop) onStopSlow() {
 
 // onStopDeadline: the current step took too long; take the next one.
 func (l *loop) onStopDeadline() {
-	l.stop.deadline = nil
 	switch l.life.stage {
 	case quitWait:
 		l.log.Warn("sidecar still running after the quit URL and --grace; using the stop signal", "grace", l.cfg.Grace)
@@ -242,7 +226,7 @@ func (l *loop) onStopDeadline() {
 		// Stuck in the kernel: exiting is still right, the container's
 		// end takes it down.
 		l.log.Error(fmt.Sprintf("sidecar processes still present %s after SIGKILL", killWait), "pgid", l.sidecar.pgid())
-		l.log.Info("sidecar killed", "via", "kill", "status", l.sidecar.status(), "took", time.Since(l.stop.started).Round(time.Millisecond))
+		l.log.Info("sidecar killed", "via", "kill", "status", l.status(), "took", time.Since(l.stop.started).Round(time.Millisecond))
 		l.endStop()
 	}
 }
@@ -250,19 +234,16 @@ func (l *loop) onStopDeadline() {
 // endStop records how the sidecar ended and finishes: exit 0, or the
 // failure that made sidecar-watch stop it.
 func (l *loop) endStop() {
-	if l.stop.ticker != nil {
-		l.stop.ticker.Stop()
-	}
-	l.stop.deadline, l.stop.slow, l.stop.poll = nil, nil, nil
-	if c := l.sidecar.child; c != nil && l.sidecar.exitSeen {
-		l.state.ExitCode = c.Status().ExitCode()
+	l.deadline, l.stop.slow, l.stop.poll = nil, nil, nil
+	if l.life.runs == runsExited {
+		l.state.ExitCode = l.sidecar.child.Status().ExitCode()
 	}
 	l.sidecar.child, l.sidecar.adopted = nil, nil
-	if l.stop.failErr != nil {
-		l.finishFailed(l.stop.failCode, l.stop.failErr)
+	if l.life.failing {
+		l.finishFailed(l.result)
 		return
 	}
-	l.finishStopped(l.stop.why)
+	l.finishStopped(l.why)
 }
 
 // postQuit POSTs to --quit-url; a 2xx answer is success.
@@ -277,4 +258,15 @@ func (l *loop) postQuit() error {
 		return fmt.Errorf("POST %s: status %d", l.cfg.QuitURL, status)
 	}
 	return nil
+}
+
+// status says how the sidecar ended, for the log.
+func (l *loop) status() string {
+	switch l.life.runs {
+	case runsExited:
+		return l.sidecar.child.Status().String()
+	case runsDaemon:
+		return "an adopted daemon, ended"
+	}
+	return "not running"
 }
