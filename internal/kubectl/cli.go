@@ -32,7 +32,8 @@ uninject gives the file back byte for byte. A container without a command
 gets its image's ENTRYPOINT and CMD from the registry (credentials from
 the Docker config, as docker login writes them).
 Other kinds pass through unchanged. On any error nothing is written to
-stdout. Exit codes: 0 done, 1 an input could not be handled, 2 bad usage.`
+stdout, and only the error to stderr. Exit codes: 0 done, 1 an input could
+not be handled, 2 bad usage.`
 
 // CLI is the plugin's command line.
 type CLI struct {
