@@ -34,6 +34,9 @@ type Plan struct {
 type Need struct {
 	Container string
 	Image     string
+	// needsCmd: the container has neither command nor args, so its
+	// image's CMD is part of its command line too.
+	needsCmd bool
 }
 
 // Result is what Inject or Uninject decided: the changes, as JSON Patch
@@ -195,7 +198,7 @@ func (pl *Plan) Needs() []Need {
 			continue
 		}
 		if pl.known[c.Name] == nil && NeedsImage(&c) || slices.Contains(pl.choice.pending, c.Name) {
-			needs = append(needs, Need{Container: c.Name, Image: c.Image})
+			needs = append(needs, Need{Container: c.Name, Image: c.Image, needsCmd: NeedsImage(&c) && len(c.Args) == 0})
 		}
 	}
 	return needs

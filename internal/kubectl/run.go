@@ -257,9 +257,16 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
 	for _, p := range pods {
 		for _, n := range p.plan.Needs() {
 			l := lookups[key{p.platform, n.Image}]
+			if opts.Offline {
+				// Offline, only what the known-sidecar table holds of the image.
+				cfg, ok := inject.KnownImage(n)
+				if !ok {
+					errs = append(errs, offlineRefusal(p, n))
+					continue
+				}
+				l = &lookup{cfg: cfg}
+			}
 			switch {
-			case opts.Offline:
-				errs = append(errs, fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %q: give the container a command", p.where, n.Container, n.Image))
 			case l.err != nil:
 				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %s", p.where, n.Container, inject.OneLine(l.err.Error(), inject.MaxReason)))
 			case found[p.platform] == nil:
@@ -270,4 +277,15 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
 		}
 	}
 	return found, errors.Join(errs...)
+}
+
+// offlineRefusal is the error for a container whose image would have to be
+// looked up, offline: saying so when native sidecars, which keep every
+// command as it is, would serve the Pod.
+func offlineRefusal(p *pod, n inject.Need) error {
+	err := fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %q: give the container a command", p.where, n.Container, n.Image)
+	if p.plan.NativeWouldServe() {
+		err = fmt.Errorf("%w; or, for a cluster with native sidecars (1.29 or later: --kube-version, or --mode native), native sidecars would serve this Pod and need no ENTRYPOINT", err)
+	}
+	return err
 }

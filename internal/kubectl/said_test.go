@@ -128,3 +128,45 @@ func runOffline(input string) (string, string, error) {
 		&Options{Offline: true, Unchecked: "--offline", Target: target, TargetNote: note})
 	return out.String(), stderr.String(), err
 }
+
+// TestOfflineRefusals: offline, an image the known-sidecar table does not
+// know (another image, another version) is refused as ever, naming the
+// container and the image; when native sidecars would serve the Pod, the
+// refusal says so, since they need no ENTRYPOINT.
+func TestOfflineRefusals(t *testing.T) {
+	job := func(sidecar string) string {
+		return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n" +
+			"      - {name: job, image: registry.example/job:1, command: [/job]}\n" + sidecar
+	}
+	for _, tc := range []struct {
+		name, input string
+		native      bool // the refusal says native sidecars would serve
+		injects     bool
+	}{
+		{"an unknown image, a probe the kubelet can run", job("      - {name: proxy, image: registry.example/proxy:1, args: [--port, '5432'], readinessProbe: {tcpSocket: {port: 5432}}}\n"), true, false},
+		{"an unknown image, no probe", job("      - {name: proxy, image: registry.example/proxy:1, args: [--port, '5432']}\n"), true, false},
+		{"a known image of a version not read", job("      - {name: proxy, image: 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:latest', args: ['--port=5432', 'p:r:i']}\n"), true, false},
+		{"a known image whose readiness is on loopback: native would not serve", job("      - {name: proxy, image: 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:9.0.0', args: ['--health-check', 'p:r:i']}\n"), false, false},
+		{"a known image of a version read", job("      - {name: proxy, image: 'gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1', args: ['--port=5432', 'p:r:i']}\n"), false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, err := runOffline(tc.input)
+			if tc.injects {
+				if err != nil || !strings.Contains(out, "args: [/cloud-sql-proxy, '--port=5432', 'p:r:i']") {
+					t.Fatalf("%v\n%s\n%s", err, out, stderr)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("injected:\n%s", out)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, `container "proxy" has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up`) {
+				t.Errorf("not the offline refusal: %v", err)
+			}
+			if got := strings.Contains(msg, "native sidecars would serve this Pod and need no ENTRYPOINT"); got != tc.native {
+				t.Errorf("says native would serve: %v, want %v: %v", got, tc.native, err)
+			}
+		})
+	}
+}
