@@ -1,5 +1,6 @@
-# job-signal: build, test, demo, benchmarks.
-# `make demo` and `make test` are the two commands the README starts with.
+# job-signal: build, install, test, demo, images, releases, benchmarks.
+# The README starts with `make install` and `make push` (from a clone), then
+# `make demo` and `make test`.
 
 GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -24,13 +25,15 @@ help:
 	@echo 'make test        vet, unit and CLI tests with the race detector, the chart'"'"'s lint and goldens, bounded fuzzing (~5 min cold)'
 	@echo 'make build       the binaries into bin/: job-signal, sidecar-watch, kubectl-job_signal, job-signal-webhook'
 	@echo 'make install     those, VERSION stamped, into $$(go env GOBIN), else $$(go env GOPATH)/bin; PREFIX=DIR: into DIR/bin'
+	@echo 'make version     the version make stamps (git describe), the tag make push gives the images'
 	@echo 'make e2e         a one-node Kubernetes cluster here, the examples and Job cases through its API (root);'
 	@echo '                 K8S_VERSION=v1.30.14 another pinned version than the newest (e2e/kubernetes/)'
 	@echo '                 KUBECONFIG=PATH E2E_REGISTRY=... or E2E_LOAD=... a running cluster instead'
 	@echo 'make bench       latency, start-up, idle cost, sizes; rewrites BENCHMARKS.md (BENCHFLAGS=-only=stop ...)'
 	@echo 'make soak        500 randomized lifecycles with injected faults (SOAK_LIFECYCLES, SOAK_SEED)'
 	@echo 'make image       both images (job-signal, job-signal-webhook) for linux/amd64 and linux/arm64, with buildah'
-	@echo 'make push        REGISTRY=HOST/PATH: both images, pushed as REGISTRY/job-signal:VERSION and REGISTRY/job-signal-webhook:VERSION'
+	@echo 'make push        REGISTRY=HOST/PATH: both images, pushed as REGISTRY/job-signal:VERSION and REGISTRY/job-signal-webhook:VERSION;'
+	@echo '                 PUSH_FLAGS=--tls-verify=false for a registry without TLS'
 	@echo 'make release     at the tag of internal/version.Release: the release images and plugin binaries, pushed (docs/release.md)'
 	@echo 'make clean       remove bin/ and dist/'
 
@@ -164,10 +167,11 @@ push:
 
 # A release (docs/release.md): at a clean checkout of the tag that
 # internal/version.Release names, the release images (IMAGE, WEBHOOK_IMAGE)
-# and the plugin's binaries for RELEASE_PLATFORMS into dist/release, with
+# and the plugin's binaries for RELEASE_PLATFORMS (Linux ones: the plugin
+# shares internal/cli, and so signalfs, with the programs of the Pod) into dist/release, with
 # SHA256SUMS; then both images pushed (RELEASE_PUSH=no: not pushed). The tag
 # itself is pushed last, by hand, as the script says.
-RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64
 RELEASE_PUSH      ?= yes
 release:
 	RELEASE='$(RELEASE)' IMAGE='$(IMAGE)' WEBHOOK_IMAGE='$(WEBHOOK_IMAGE)' RELEASE_PLATFORMS='$(RELEASE_PLATFORMS)' \
