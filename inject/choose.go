@@ -18,10 +18,12 @@ type candidate struct {
 
 // chooseMain decides which container is the job: the one named by
 // job-signal.dev/main, else by kubectl.kubernetes.io/default-container,
-// else the one container that is not ignored and not a known sidecar.
+// else the one container that is not ignored and not a sidecar: a known
+// one, or one the annotations s name as a sidecar (see namedSidecars).
 // Anything else is a question only the author can answer: the error names
 // the containers and the annotation to set. It never guesses.
-func chooseMain(containers []candidate, annotated []string, hasAnnotated bool, defaultContainer string) (string, error) {
+func chooseMain(containers []candidate, s settings, defaultContainer string) (string, error) {
+	annotated, hasAnnotated := s.main, s.hasMain
 	find := func(name string) *candidate {
 		for i := range containers {
 			if containers[i].name == name {
@@ -40,12 +42,15 @@ func chooseMain(containers []candidate, annotated []string, hasAnnotated bool, d
 	if defaultContainer != "" {
 		return checkChosen(find(defaultContainer), defaultContainer, AnnotationDefaultContainer)
 	}
+	named := namedSidecars(s)
 	var left, sidecars []string
 	for _, c := range containers {
 		switch {
 		case c.ignored:
 		case c.sidecar != "":
 			sidecars = append(sidecars, fmt.Sprintf("%s (%s)", c.name, c.sidecar))
+		case named[c.name] != "":
+			sidecars = append(sidecars, fmt.Sprintf("%s (%s)", c.name, named[c.name]))
 		default:
 			left = append(left, c.name)
 		}
@@ -57,10 +62,44 @@ func chooseMain(containers []candidate, annotated []string, hasAnnotated bool, d
 		if len(sidecars) == 0 {
 			return "", fmt.Errorf("annotation %s%s names every container: nothing left to run as the main one", Prefix, keyIgnore)
 		}
-		return "", fmt.Errorf("every container is a known sidecar (%s): say which one is the job with the annotation %s%s: NAME", strings.Join(sidecars, ", "), Prefix, keyMain)
+		return "", fmt.Errorf("every container is a sidecar (%s): say which one is the job with the annotation %s%s: NAME", strings.Join(sidecars, ", "), Prefix, keyMain)
 	}
 	return "", fmt.Errorf("which container is the job? %s could each be: set the annotation %s%s: NAME (or %s) on the Pod template",
 		quoteList(left), Prefix, keyMain, AnnotationDefaultContainer)
+}
+
+// namedSidecars are the containers the annotations say are sidecars, each
+// with the first annotation that says so: one that sets a sidecar's flag
+// (job-signal.dev/after.config names config), and the containers named in
+// the start and stop orders of sidecars (after.config: proxy names proxy)
+// and in the job's wait-for. Each of these annotations is refused unless
+// the container it names is a sidecar (plan.checkReferences), so they are
+// evidence as strong as an image the known-sidecar table knows.
+func namedSidecars(s settings) map[string]string {
+	named := map[string]string{}
+	say := func(name, why string) {
+		if named[name] == "" {
+			named[name] = why
+		}
+	}
+	for _, name := range sortedKeys(s.sidecar) {
+		own := s.sidecar[name]
+		for _, key := range sortedKeys(own) {
+			say(name, "annotation "+Prefix+key+"."+name)
+		}
+	}
+	for _, name := range sortedKeys(s.sidecar) {
+		for _, key := range []string{"after", "stop-after"} {
+			list, _ := names(s.sidecar[name][key]) // checked by parseSettings
+			for _, n := range list {
+				say(n, "named by "+Prefix+key+"."+name)
+			}
+		}
+	}
+	for _, n := range s.waitFor {
+		say(n, "named by "+Prefix+"wait-for")
+	}
+	return named
 }
 
 // checkChosen refuses an annotation naming a container that cannot be the

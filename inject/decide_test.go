@@ -16,31 +16,58 @@ import (
 func TestChooseMain(t *testing.T) {
 	c := func(name, sidecar string) candidate { return candidate{name: name, sidecar: sidecar} }
 	ignored := candidate{name: "done", ignored: true}
+	main := func(names ...string) map[string]string {
+		return map[string]string{Prefix + keyMain: strings.Join(names, ",")}
+	}
 	for _, tc := range []struct {
-		name         string
-		containers   []candidate
-		annotated    []string
-		hasAnnotated bool
-		defaultC     string
-		want, err    string
+		name        string
+		containers  []candidate
+		annotations map[string]string
+		defaultC    string
+		want, err   string
 	}{
-		{"the annotation decides", []candidate{c("a", ""), c("b", "")}, []string{"b"}, true, "", "b", ""},
-		{"even for a known sidecar", []candidate{c("proxy", "cloud-sql-proxy"), c("job", "")}, []string{"proxy"}, true, "", "proxy", ""},
-		{"kubectl's default-container next", []candidate{c("a", ""), c("b", "")}, nil, false, "b", "b", ""},
-		{"job-signal's annotation before kubectl's", []candidate{c("a", ""), c("b", "")}, []string{"a"}, true, "b", "a", ""},
-		{"proxy first: the one that is not a known sidecar", []candidate{c("cloud-sql-proxy", "cloud-sql-proxy"), c("migrate", "")}, nil, false, "", "migrate", ""},
-		{"ignored containers do not count", []candidate{c("job", ""), ignored}, nil, false, "", "job", ""},
-		{"two unknown: ask", []candidate{c("a", ""), c("b", "")}, nil, false, "", "", `"a" and "b" could each be`},
-		{"three unknown: ask, naming all", []candidate{c("a", ""), c("b", ""), c("c", ""), c("p", "istio-proxy")}, nil, false, "", "", `"a", "b" and "c"`},
-		{"only known sidecars: ask", []candidate{c("p", "istio-proxy"), c("q", "envoy")}, nil, false, "", "", "every container is a known sidecar (p (istio-proxy), q (envoy))"},
-		{"everything ignored", []candidate{ignored}, nil, false, "", "", "names every container"},
-		{"annotation names nothing here", []candidate{c("a", "")}, []string{"x"}, true, "", "", `"x" is not a container`},
-		{"annotation names an ignored one", []candidate{c("a", ""), ignored}, []string{"done"}, true, "", "", "is ignored"},
-		{"annotation names two", []candidate{c("a", ""), c("b", "")}, []string{"a", "b"}, true, "", "", "exactly one container"},
-		{"default-container names nothing here", []candidate{c("a", ""), c("b", "")}, nil, false, "x", "", "kubectl.kubernetes.io/default-container"},
+		{"the annotation decides", []candidate{c("a", ""), c("b", "")}, main("b"), "", "b", ""},
+		{"even for a known sidecar", []candidate{c("proxy", "cloud-sql-proxy"), c("job", "")}, main("proxy"), "", "proxy", ""},
+		{"kubectl's default-container next", []candidate{c("a", ""), c("b", "")}, nil, "b", "b", ""},
+		{"job-signal's annotation before kubectl's", []candidate{c("a", ""), c("b", "")}, main("a"), "b", "a", ""},
+		{"proxy first: the one that is not a known sidecar", []candidate{c("cloud-sql-proxy", "cloud-sql-proxy"), c("migrate", "")}, nil, "", "migrate", ""},
+		{"ignored containers do not count", []candidate{c("job", ""), ignored}, nil, "", "job", ""},
+		{"two unknown: ask", []candidate{c("a", ""), c("b", "")}, nil, "", "", `"a" and "b" could each be`},
+		{"three unknown: ask, naming all", []candidate{c("a", ""), c("b", ""), c("c", ""), c("p", "istio-proxy")}, nil, "", "", `"a", "b" and "c"`},
+		{"only known sidecars: ask", []candidate{c("p", "istio-proxy"), c("q", "envoy")}, nil, "", "", "every container is a sidecar (p (istio-proxy), q (envoy))"},
+		{"everything ignored", []candidate{ignored}, nil, "", "", "names every container"},
+		{"annotation names nothing here", []candidate{c("a", "")}, main("x"), "", "", `"x" is not a container`},
+		{"annotation names an ignored one", []candidate{c("a", ""), ignored}, main("done"), "", "", "is ignored"},
+		{"annotation names two", []candidate{c("a", ""), c("b", "")}, main("a", "b"), "", "", "exactly one container"},
+		{"default-container names nothing here", []candidate{c("a", ""), c("b", "")}, nil, "x", "", "kubectl.kubernetes.io/default-container"},
+
+		// What the annotations say of sidecars is evidence too: each of
+		// them is refused unless the container it names is a sidecar.
+		{"after.NAME: NAME is a sidecar, and so is the one it names", []candidate{c("job", ""), c("config", ""), c("proxy", "")},
+			map[string]string{Prefix + "after.config": "proxy"}, "", "job", ""},
+		{"after.NAME beside a known sidecar", []candidate{c("job", ""), c("config", ""), c("proxy", "named so")},
+			map[string]string{Prefix + "after.config": "proxy"}, "", "job", ""},
+		{"stop-after.NAME", []candidate{c("proxy", ""), c("job", ""), c("logs", "")},
+			map[string]string{Prefix + "stop-after.proxy": "logs"}, "", "job", ""},
+		{"a sidecar's own annotation", []candidate{c("db", ""), c("job", "")},
+			map[string]string{Prefix + "ready-tcp.db": "127.0.0.1:5432"}, "", "job", ""},
+		{"a pod-wide annotation names no container", []candidate{c("db", ""), c("job", "")},
+			map[string]string{Prefix + "grace": "5s"}, "", "", `"db" and "job" could each be`},
+		{"wait-for names sidecars", []candidate{c("db", ""), c("job", "")},
+			map[string]string{Prefix + "wait-for": "db"}, "", "job", ""},
+		{"an empty order names none", []candidate{c("db", ""), c("job", ""), c("x", "")},
+			map[string]string{Prefix + "after.x": ""}, "", "", `"db" and "job" could each be`},
+		{"the main annotation still decides", []candidate{c("job", ""), c("config", "")},
+			map[string]string{Prefix + "after.config": "job", Prefix + keyMain: "job"}, "", "job", ""},
+		{"named as sidecars, every one: ask", []candidate{c("a", ""), c("b", "")},
+			map[string]string{Prefix + "after.a": "b"}, "", "", "every container is a sidecar (a (annotation job-signal.dev/after.a), b (named by job-signal.dev/after.a))"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := chooseMain(tc.containers, tc.annotated, tc.hasAnnotated, tc.defaultC)
+			s, err := parseSettings(tc.annotations)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := chooseMain(tc.containers, s, tc.defaultC)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("got %q, %v; want an error with %q", got, err, tc.err)
@@ -321,12 +348,34 @@ func TestMainBesideANamedSidecar(t *testing.T) {
 			c := corev1.Container{Name: n, Image: "registry.example/" + n + ":1"}
 			containers = append(containers, candidate{name: n, sidecar: sidecarOf(&c, knownSidecar(c.Image))})
 		}
-		got, err := chooseMain(containers, nil, false, "")
+		got, err := chooseMain(containers, settings{}, "")
 		switch {
 		case tc.fail != "" && (err == nil || !strings.Contains(err.Error(), tc.fail)):
 			t.Errorf("%v: chose %q, err %v; want an error with %q", tc.names, got, err, tc.fail)
 		case tc.fail == "" && got != tc.main:
 			t.Errorf("%v: chose %q (%v), want %q", tc.names, got, err, tc.main)
+		}
+	}
+}
+
+// TestOrderAnnotationsNameSidecars: the Pod the order annotations describe
+// (config starts after proxy) has its job chosen: the annotation says that
+// config and proxy are sidecars, whatever their images.
+func TestOrderAnnotationsNameSidecars(t *testing.T) {
+	for _, annotations := range []string{
+		`{"job-signal.dev/after.config": "proxy"}`,
+		`{"job-signal.dev/stop-after.proxy": "config"}`,
+		`{"job-signal.dev/after.config": "proxy", "job-signal.dev/stop-after.proxy": "config"}`,
+	} {
+		pl, err := Prepare([]byte(`{"metadata":{"annotations":` + annotations + `},"spec":{"restartPolicy":"Never","containers":[
+			{"name":"job","image":"registry.example/job:1","command":["/job"]},
+			{"name":"config","image":"registry.example/config:1","command":["/config"]},
+			{"name":"proxy","image":"registry.example/tunnel:1","command":["/tunnel"]}]}}`))
+		if err != nil {
+			t.Fatalf("%s: %v", annotations, err)
+		}
+		if pl.p.main != "job" || strings.Join(pl.p.sidecars, ",") != "config,proxy" {
+			t.Errorf("%s: main %q, sidecars %v", annotations, pl.p.main, pl.p.sidecars)
 		}
 	}
 }

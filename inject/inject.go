@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -32,6 +34,9 @@ type Plan struct {
 type Need struct {
 	Container string
 	Image     string
+	// needsCmd: the container has neither command nor args, so its
+	// image's CMD is part of its command line too.
+	needsCmd bool
 }
 
 // Result is what Inject or Uninject decided: the changes, as JSON Patch
@@ -99,6 +104,9 @@ func prepare(t *template, target Target) (*Plan, error) {
 		return nil, err
 	}
 	if len(pl.p.sidecars) == 0 {
+		if native := nativeOnes(&pl.orig.spec); native != "" {
+			return pl.leave(fmt.Sprintf("every container but the job (%q) is ignored (%s%s)%s", pl.p.main, Prefix, keyIgnore, native)), nil
+		}
 		return pl.leave(fmt.Sprintf("no sidecar: every container but the job (%q) is ignored (%s%s), and it completes by itself, nothing to do", pl.p.main, Prefix, keyIgnore)), nil
 	}
 	pl.choice = pl.choose(nil, false)
@@ -126,10 +134,32 @@ func prepare(t *template, target Target) (*Plan, error) {
 // The webhook's configuration sends only Pods of more than one container
 // for the same reason.
 func nothingToDo(spec *corev1.PodSpec) string {
-	if len(spec.Containers) == 1 {
-		return fmt.Sprintf("one container (%q) and no sidecar: it completes by itself, nothing to do", spec.Containers[0].Name)
+	if len(spec.Containers) != 1 {
+		return ""
 	}
-	return ""
+	if native := nativeOnes(spec); native != "" {
+		return fmt.Sprintf("one container (%q)%s", spec.Containers[0].Name, native)
+	}
+	return fmt.Sprintf("one container (%q) and no sidecar: it completes by itself, nothing to do", spec.Containers[0].Name)
+}
+
+// nativeOnes says which sidecars of the Pod are native ones, which
+// Kubernetes stops itself, and that this leaves job-signal nothing to do:
+// the end of the note for a Pod that has them ("" when it has none).
+func nativeOnes(spec *corev1.PodSpec) string {
+	var names []string
+	for _, c := range spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			names = append(names, strconv.Quote(c.Name))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return ", and its sidecar " + names[0] + " is native (an init container with restartPolicy Always): Kubernetes stops it when the job ends, nothing to do"
+	}
+	return ", and its sidecars " + strings.Join(names, ", ") + " are native (init containers with restartPolicy Always): Kubernetes stops them when the job ends, nothing to do"
 }
 
 // leave decides that the template needs no job-signal, saying why. A
@@ -168,7 +198,7 @@ func (pl *Plan) Needs() []Need {
 			continue
 		}
 		if pl.known[c.Name] == nil && NeedsImage(&c) || slices.Contains(pl.choice.pending, c.Name) {
-			needs = append(needs, Need{Container: c.Name, Image: c.Image})
+			needs = append(needs, Need{Container: c.Name, Image: c.Image, needsCmd: NeedsImage(&c) && len(c.Args) == 0})
 		}
 	}
 	return needs

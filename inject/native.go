@@ -292,3 +292,17 @@ func (pl *Plan) signalsRead(images map[string]ImageConfig) map[string]string {
 	}
 	return out
 }
+
+// NativeWouldServe says whether native sidecars would serve this Pod on a
+// cluster that has them, with nothing looked up: the native form keeps
+// every container's command, so needs no image's ENTRYPOINT. For the
+// refusal of a Pod whose images cannot be looked up.
+func (pl *Plan) NativeWouldServe() bool {
+	if pl.p == nil {
+		return false
+	}
+	pod := pl.podNeedsOf(nil)
+	pod.looked = true // an image's STOPSIGNAL is not known, and will not be
+	ch := chooseForm(Target{Mode: ModeNative, Cluster: Cluster{Known: true, NativeSidecars: true}}, pod)
+	return ch.err == nil && ch.form == FormNative
+}

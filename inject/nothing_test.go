@@ -21,6 +21,8 @@ func TestNoSidecarNothingToDo(t *testing.T) {
 	proxy := corev1.Container{Name: "proxy", Image: "registry.example/proxy:1", Command: []string{"/proxy"}}
 	migrate := corev1.Container{Name: "migrate", Image: "registry.example/migrate:1", Command: []string{"/migrate"}}
 	mesh := corev1.Container{Name: "mesh", Image: "registry.example/mesh:1", Command: []string{"/mesh"}, RestartPolicy: &always}
+	mesh2 := mesh
+	mesh2.Name = "mesh2"
 	for _, tc := range []struct {
 		name        string
 		annotations map[string]string
@@ -31,9 +33,15 @@ func TestNoSidecarNothingToDo(t *testing.T) {
 		{name: "one container, no command", containers: []corev1.Container{noCommand}, want: `one container ("job") and no sidecar`},
 		{name: "one container with a command", containers: []corev1.Container{job}, want: `one container ("job") and no sidecar`},
 		{name: "one container and an init container", init: []corev1.Container{migrate}, containers: []corev1.Container{job}, want: `one container ("job") and no sidecar`},
-		{name: "one container and a native sidecar", init: []corev1.Container{mesh}, containers: []corev1.Container{job}, want: `one container ("job") and no sidecar`},
+		{name: "one container and a native sidecar", init: []corev1.Container{migrate, mesh}, containers: []corev1.Container{job},
+			want: `one container ("job"), and its sidecar "mesh" is native (an init container with restartPolicy Always): Kubernetes stops it when the job ends, nothing to do`},
+		{name: "one container and native sidecars", init: []corev1.Container{mesh, mesh2}, containers: []corev1.Container{job},
+			want: `one container ("job"), and its sidecars "mesh", "mesh2" are native (init containers with restartPolicy Always): Kubernetes stops them when the job ends, nothing to do`},
 		{name: "every other container ignored", annotations: map[string]string{inject.Prefix + "ignore": "migrate"},
 			containers: []corev1.Container{job, migrate}, want: `no sidecar: every container but the job ("job") is ignored`},
+		{name: "every other container ignored, beside a native sidecar", annotations: map[string]string{inject.Prefix + "ignore": "migrate"},
+			init: []corev1.Container{mesh}, containers: []corev1.Container{job, migrate},
+			want: `every container but the job ("job") is ignored (job-signal.dev/ignore), and its sidecar "mesh" is native`},
 		{name: "a sidecar", containers: []corev1.Container{job, proxy}},
 		{name: "a sidecar and an ignored container", annotations: map[string]string{inject.Prefix + "ignore": "migrate", inject.Prefix + "main": "job"},
 			containers: []corev1.Container{job, proxy, migrate}},

@@ -120,7 +120,7 @@ func (p *plan) chooseRoles(defaultContainer string) error {
 		candidates = append(candidates, candidate{name: c.Name, ignored: p.roles[c.Name] == roleIgnored,
 			sidecar: sidecarOf(&c, p.known[c.Name])})
 	}
-	main, err := chooseMain(candidates, p.s.main, p.s.hasMain, defaultContainer)
+	main, err := chooseMain(candidates, p.s, defaultContainer)
 	if err != nil {
 		return err
 	}

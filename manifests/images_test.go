@@ -13,6 +13,8 @@ import (
 
 // ourImage matches a reference to our image: the repository, with or
 // without a tag or digest.
+var goInstall = regexp.MustCompile(`github\.com/job-signal/job-signal/cmd/[A-Za-z0-9_./-]*@([A-Za-z0-9_.+-]+)`)
+
 var ourImage = regexp.MustCompile(`ghcr\.io/job-signal/job-signal(?:-webhook)?(?:[:@][A-Za-z0-9_.:-]+)?`)
 
 // TestImageReferences: the README, every file of manifests/ and the
@@ -55,6 +57,18 @@ func TestImageReferences(t *testing.T) {
 		// Every file that adds job-signal to a Pod names the image.
 		if len(refs) == 0 && (src.name == "README.md" || strings.Contains(string(src.text), installName)) {
 			t.Errorf("%s names no image of ours: want %s", src.name, version.Image)
+		}
+	}
+
+	// The README's go install lines name the release, and no other
+	// version: @latest and the like mean nothing before it is published.
+	installs := goInstall.FindAllStringSubmatch(string(readme), -1)
+	if len(installs) == 0 {
+		t.Errorf("README.md has no go install line of the release")
+	}
+	for _, m := range installs {
+		if m[1] != version.Release {
+			t.Errorf("README.md: go install %s: want @%s (internal/version.Release)", m[0], version.Release)
 		}
 	}
 

@@ -5,12 +5,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -73,6 +75,19 @@ func (o LogOptions) Logger(w io.Writer, program string) *slog.Logger {
 		h = slog.NewTextHandler(w, hopts)
 	}
 	return slog.New(h).With("prog", program)
+}
+
+// LogAt logs msg as having happened at: for an event logged once its
+// effects may be under way already (a signal sent, a process started, a
+// marker written), so that its record is not stamped after theirs.
+func LogAt(log *slog.Logger, at time.Time, level slog.Level, msg string, args ...any) {
+	ctx := context.Background()
+	if !log.Enabled(ctx, level) {
+		return
+	}
+	r := slog.NewRecord(at, level, msg, 0)
+	r.Add(args...)
+	_ = log.Handler().Handle(ctx, r) // as slog.Logger.Log does: a handler's error is not the caller's
 }
 
 // durationsAsText writes every duration as Go writes it ("5m0s"), in text

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -162,5 +165,22 @@ func TestUsageHelpOfCommand(t *testing.T) {
 	code := MainScanned("t", "", &g, FlagsOf(&g).Scan(strings.Fields("run --wait")), io.Discard, &stderr, nil, func(*kong.Context) error { return nil })
 	if code != ExitUsage || !strings.Contains(stderr.String(), "Run 't run --help' for usage.") {
 		t.Errorf("exit code %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestLogAt: a record logged late carries the time it names, and the
+// logger's own attributes; below the logger's level, nothing.
+func TestLogAt(t *testing.T) {
+	var buf bytes.Buffer
+	log := LogOptions{LogFormat: "json", LogLevel: "info"}.Logger(&buf, "sidecar-watch")
+	at := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
+	LogAt(log, at, slog.LevelInfo, "sent stop signal", "signal", "TERM")
+	LogAt(log, at, slog.LevelDebug, "not shown")
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("%v: %s", err, buf.String())
+	}
+	if rec["time"] != "2026-01-02T03:04:05.123456789Z" || rec["msg"] != "sent stop signal" || rec["prog"] != "sidecar-watch" || rec["signal"] != "TERM" {
+		t.Errorf("record %v", rec)
 	}
 }

@@ -2,12 +2,14 @@ package demo
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/job-signal/job-signal/internal/jobsignal"
 	"github.com/job-signal/job-signal/internal/sidecarwatch"
@@ -135,6 +137,31 @@ func TestScenes(t *testing.T) {
 				t.Errorf("scene %d: %s %q shown after %s %q", n+1, a.who, a.text, b.who, b.text)
 			}
 		}
+		// Each container's program writes after it was started, and stops
+		// after it was signalled: sidecar-watch and job-signal log these
+		// once their effects may be under way, stamped when they were done.
+		for _, pair := range []struct{ who, cause, effect string }{
+			{"proxy", `msg="sidecar started"`, "proxy: starting up"},
+			{"config", `msg="sidecar started"`, "config: fetched configuration"},
+			{"logs", `msg="sidecar started"`, "logs: shipping logs"},
+			{"job", `msg="command started"`, "job: request 1"},
+			{"proxy", `msg="sent stop signal"`, "proxy: SIGTERM"},
+			{"config", `msg="stopping the sidecar"`, "config: SIGTERM"},
+			{"config", `msg="sent stop signal"`, "config: SIGTERM"},
+			{"logs", `msg="stopping the sidecar"`, "logs: SIGTERM"},
+			{"logs", `msg="sent stop signal"`, "logs: SIGTERM"},
+		} {
+			if index(t, lines, pair.who, pair.cause) > index(t, lines, pair.who, pair.effect) {
+				t.Errorf("scene %d: %s %q shown after %q", n+1, pair.who, pair.cause, pair.effect)
+			}
+		}
+		if n < 2 { // the job ended by itself: job-signal wrote the done marker the sidecars act on
+			for _, c := range []string{"proxy", "config", "logs"} {
+				if index(t, lines, "job", `msg="done marker written"`) > index(t, lines, c, `msg="stopping the sidecar"`) {
+					t.Errorf("scene %d: %s stops before the done marker is shown written", n+1, c)
+				}
+			}
+		}
 		for _, stopsFirst := range []string{"config: SIGTERM", "logs: SIGTERM"} {
 			who, _, _ := strings.Cut(stopsFirst, ":")
 			if index(t, lines, who, stopsFirst) > index(t, lines, "proxy", "proxy: SIGTERM") {
@@ -178,17 +205,51 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-func TestSource(t *testing.T) {
-	for _, tc := range []struct{ line, who, text string }{
-		{`time=2026-01-01T00:00:00Z level=INFO msg="sidecar ready" prog=sidecar-watch sidecar=proxy how=x`, "proxy", `level=INFO msg="sidecar ready" how=x`},
-		{`time=2026-01-01T00:00:00Z level=INFO msg="job starting" prog=job-signal attempt=1`, "job", `level=INFO msg="job starting" attempt=1`},
-		{`sidecar-watch: error: --name: bad`, "?", `sidecar-watch: error: --name: bad`},
-		{`proxy: listening on 127.0.0.1:1`, "proxy", `proxy: listening on 127.0.0.1:1`},
-		{`demo: job container exited with code 3`, "demo", `job container exited with code 3`},
+func TestParseLine(t *testing.T) {
+	read := time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 123456789, time.UTC)
+	stamp := fmt.Sprint(at.UnixNano())
+	for _, tc := range []struct {
+		raw, who, text string
+		at             time.Time
+	}{
+		{`{"time":"2026-01-01T00:00:00.123456789Z","level":"INFO","msg":"sidecar ready","prog":"sidecar-watch","sidecar":"proxy","how":"tcp 127.0.0.1:1 passed","took":"3ms"}`,
+			"proxy", `level=INFO msg="sidecar ready" how="tcp 127.0.0.1:1 passed" took=3ms`, at},
+		{`{"time":"2026-01-01T00:00:00.123456789Z","level":"INFO","msg":"job starting","prog":"job-signal","attempt":1,"waitFor":["proxy","config"],"after":[]}`,
+			"job", `level=INFO msg="job starting" attempt=1 waitFor="[proxy config]" after=[]`, at},
+		{"@" + stamp + " proxy: listening on 127.0.0.1:1", "proxy", "proxy: listening on 127.0.0.1:1", at},
+		{"@" + stamp + " demo: job container exited with code 3", "demo", "job container exited with code 3", at},
+		{`sidecar-watch: error: --name: bad`, "?", `sidecar-watch: error: --name: bad`, read},
+		{`{"not":"a record"}`, "?", `{"not":"a record"}`, read},
+		{`@nope proxy: x`, "?", `@nope proxy: x`, read},
 	} {
-		who, text := source(tc.line)
-		if who != tc.who || text != tc.text {
-			t.Errorf("source(%q) = %q, %q; want %q, %q", tc.line, who, text, tc.who, tc.text)
+		got := parseLine(tc.raw, read)
+		if got.who != tc.who || got.text != tc.text || !got.at.Equal(tc.at) {
+			t.Errorf("parseLine(%q) = %q, %q, %v; want %q, %q, %v", tc.raw, got.who, got.text, got.at, tc.who, tc.text, tc.at)
 		}
+	}
+}
+
+// TestLinesInTheOrderTheyHappened: a cause logged after its effect was
+// written (sidecar-watch logs the signal it sent; the sidecar may answer
+// first) is shown before it, by the stamps the writers gave.
+func TestLinesInTheOrderTheyHappened(t *testing.T) {
+	var out bytes.Buffer
+	s, err := newStream(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	answered := sent.Add(time.Millisecond)
+	// Read in this order: the effect, then its cause, then a line of the
+	// same moment as the effect, which keeps its place after it.
+	fmt.Fprintf(s.w, "@%d config: SIGTERM, bye\n", answered.UnixNano())
+	fmt.Fprintf(s.w, `{"time":%q,"level":"INFO","msg":"sent stop signal","prog":"sidecar-watch","sidecar":"config","signal":"TERM"}`+"\n", sent.Format(time.RFC3339Nano))
+	fmt.Fprintf(s.w, "@%d logs: SIGTERM, flushing\n", answered.UnixNano())
+	s.close()
+	got := out.String()
+	cause, effect, same := strings.Index(got, "sent stop signal"), strings.Index(got, "config: SIGTERM"), strings.Index(got, "logs: SIGTERM")
+	if cause < 0 || effect < 0 || same < 0 || !(cause < effect && effect < same) {
+		t.Errorf("not in the order of the stamps:\n%s", got)
 	}
 }

@@ -54,7 +54,8 @@ func (d *demo) runScene(s scene) (string, error) {
 	var wg sync.WaitGroup
 	for _, c := range pod {
 		c.cmd = exec.Command(c.args[0], c.args[1:]...)
-		c.cmd.Env = append(os.Environ(), "JOB_SIGNAL_DIR="+dir, "JOB_SIGNAL_TERMINATION_LOG=")
+		// JSON logs: their times have nanoseconds, for the stream's order.
+		c.cmd.Env = append(os.Environ(), "JOB_SIGNAL_DIR="+dir, "JOB_SIGNAL_TERMINATION_LOG=", "JOB_SIGNAL_LOG_FORMAT=json")
 		c.cmd.Stdout, c.cmd.Stderr = st.w, st.w
 		if err := c.cmd.Start(); err != nil {
 			for _, started := range pod {

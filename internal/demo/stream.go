@@ -2,38 +2,60 @@ package demo
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // stream is every line the Pod's containers write, and the demo's own
-// notes, in the order they were written, each stamped with when. Every
-// container's stdout and stderr and the demo's notes go into one pipe, and
-// one reader reads it:
+// notes, shown in the order things happened: each line is stamped where it
+// happened, by the process that wrote it, and the scene's lines are shown
+// by those stamps once it is over.
 //
-//   - the kernel keeps a pipe's writes in the order they were made, and a
-//     write of at most PIPE_BUF bytes (4096 on Linux) whole; each line is
-//     one write (slog writes a record at once, fmt.Println a line at once),
-//     so lines never mix, and a line written after another, by whatever
-//     process, is read after it;
-//   - the one reader stamps each line from one monotonic clock as it reads
-//     it, so the stamps grow in the order of the lines, and lag the write
-//     only by the reader's own delay;
-//   - the note that a container exited is written once wait4 has returned,
-//     so after every line the container wrote.
+//   - job-signal and sidecar-watch log JSON (JOB_SIGNAL_LOG_FORMAT=json),
+//     whose "time" has nanoseconds; what they log once its effects may be
+//     under way (a signal sent, a command started, the done marker written)
+//     carries the time it was done, not the time it was logged;
+//   - the workloads and the demo start each line with the time it was
+//     written (stampPrefix);
+//   - a line with neither (a crash's output) gets the time it was read.
 //
-// Reading each container's pipe apart, even with a stamp per line, orders
-// lines by when each reader got to them, not by when they were written.
+// The order of reading is not that of happening: a sidecar-watch that
+// signals its sidecar logs it a moment later, and the sidecar may have
+// written its answer by then. Every process writes into one pipe, a line
+// at a time (one write each, at most PIPE_BUF bytes, so lines never mix),
+// and one reader collects them.
 type stream struct {
 	r, w  *os.File
 	start time.Time
 	out   io.Writer
 	end   string // the line that ends the reading
 	done  chan struct{}
+	lines []line
+}
+
+// line is one line of the stream, as it will be shown.
+type line struct {
+	at        time.Time
+	who, text string
+}
+
+// stampPrefix starts a line the demo and its workloads write: the time
+// it was written, in nanoseconds since 1970, and a space.
+const stampPrefix = "@"
+
+// stamped is text as the demo and its workloads write it: stamped with now.
+func stamped(text string) string {
+	return stampPrefix + strconv.FormatInt(time.Now().UnixNano(), 10) + " " + text
 }
 
 func newStream(out io.Writer) (*stream, error) {
@@ -47,62 +69,140 @@ func newStream(out io.Writer) (*stream, error) {
 	return s, nil
 }
 
-// note writes the demo's own line into the stream, in its place.
+// note writes the demo's own line into the stream, stamped now.
 func (s *stream) note(format string, args ...any) {
-	fmt.Fprintf(s.w, "demo: "+format+"\n", args...)
+	fmt.Fprintln(s.w, stamped("demo: "+fmt.Sprintf(format, args...)))
 }
 
-// close ends the stream after every line written so far has been shown.
-// A process still holding the pipe (a daemon the Pod left) does not keep
-// the demo waiting: the reading ends at the end marker.
+// close ends the stream after every line written so far has been read,
+// and shows the lines in the order they happened. A process still holding
+// the pipe (a daemon the Pod left) does not keep the demo waiting: the
+// reading ends at the end marker.
 func (s *stream) close() {
 	fmt.Fprintln(s.w, s.end)
 	<-s.done
 	s.w.Close()
 	s.r.Close()
+	for _, l := range inOrder(s.lines) {
+		fmt.Fprintf(s.out, "%+8.3fs  %-6s | %s\n", l.at.Sub(s.start).Seconds(), l.who, l.text)
+	}
 }
 
 func (s *stream) read() {
 	defer close(s.done)
 	sc := bufio.NewScanner(s.r)
 	for sc.Scan() {
-		at := time.Since(s.start)
 		if sc.Text() == s.end {
 			return
 		}
-		who, text := source(sc.Text())
-		fmt.Fprintf(s.out, "%+8.3fs  %-6s | %s\n", at.Seconds(), who, text)
+		s.lines = append(s.lines, parseLine(sc.Text(), time.Now()))
 	}
 }
 
-var (
-	// noise is what the demo drops from log lines to keep them short.
-	noise     = regexp.MustCompile(`time=\S+ | prog=\S+| sidecar=\S+`)
-	sidecarOf = regexp.MustCompile(` sidecar=(\S+)`)
-	progOf    = regexp.MustCompile(` prog=(\S+)`)
-	ownLine   = regexp.MustCompile(`^([a-z]+): `) // a workload's line, or the demo's
-)
+// inOrder sorts lines by when they happened; lines stamped alike keep
+// the order they were read in.
+func inOrder(lines []line) []line {
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].at.Before(lines[j].at) })
+	return lines
+}
 
-// source says which container wrote line, from what it says: the programs
-// name themselves in their logs (prog=, sidecar=), and the workloads and the
-// demo start their lines with their names. It returns the line to show.
-func source(line string) (who, text string) {
-	switch {
-	case sidecarOf.MatchString(line):
-		who = sidecarOf.FindStringSubmatch(line)[1]
-	case progOf.MatchString(line):
-		who = progOf.FindStringSubmatch(line)[1]
-		if who == "job-signal" {
-			who = "job"
+// parseLine reads one line of the stream: who wrote it, what to show and
+// when it happened (read, when the line does not say).
+func parseLine(raw string, read time.Time) line {
+	if rest, ok := strings.CutPrefix(raw, stampPrefix); ok {
+		if n, text, ok := strings.Cut(rest, " "); ok {
+			if ns, err := strconv.ParseInt(n, 10, 64); err == nil {
+				who, text := source(text)
+				return line{time.Unix(0, ns), who, text}
+			}
 		}
-	case ownLine.MatchString(line):
-		who = ownLine.FindStringSubmatch(line)[1]
-		if who == "demo" {
-			return who, strings.TrimPrefix(line, "demo: ")
-		}
-		return who, line
-	default:
-		return "?", line
 	}
-	return who, noise.ReplaceAllString(line, "")
+	if l, ok := logRecord(raw); ok {
+		return l
+	}
+	who, text := source(raw)
+	return line{read, who, text}
+}
+
+// logRecord reads a JSON log record of job-signal or sidecar-watch, shown
+// as their text format shows it, without what the demo's columns say
+// already (time, prog, sidecar).
+func logRecord(raw string) (line, bool) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return line{}, false
+	}
+	var at time.Time
+	var level slog.Level
+	var msg, prog, sidecar string
+	var attrs []slog.Attr
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return line{}, false
+		}
+		key, _ := t.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return line{}, false
+		}
+		s, _ := v.(string)
+		switch key {
+		case slog.TimeKey:
+			if at, err = time.Parse(time.RFC3339Nano, s); err != nil {
+				return line{}, false
+			}
+		case slog.LevelKey:
+			if level.UnmarshalText([]byte(s)) != nil {
+				return line{}, false
+			}
+		case slog.MessageKey:
+			msg = s
+		case "prog":
+			prog = s
+		case "sidecar":
+			sidecar = s
+		default:
+			attrs = append(attrs, slog.Any(key, v))
+		}
+	}
+	if at.IsZero() || prog == "" {
+		return line{}, false
+	}
+	who := sidecar
+	switch {
+	case who != "":
+	case prog == "job-signal":
+		who = "job"
+	default:
+		who = prog
+	}
+	var text bytes.Buffer
+	h := slog.NewTextHandler(&text, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}})
+	r := slog.NewRecord(at, level, msg, 0)
+	r.AddAttrs(attrs...)
+	_ = h.Handle(context.Background(), r)
+	return line{at, who, strings.TrimSuffix(text.String(), "\n")}, true
+}
+
+// ownLine is a workload's line, or the demo's: it starts with its name.
+var ownLine = regexp.MustCompile(`^([a-z]+): `)
+
+// source says which container wrote a line of text from what it says:
+// the workloads and the demo start their lines with their names.
+func source(text string) (who, shown string) {
+	m := ownLine.FindStringSubmatch(text)
+	switch {
+	case m == nil:
+		return "?", text
+	case m[1] == "demo":
+		return "demo", strings.TrimPrefix(text, "demo: ")
+	}
+	return m[1], text
 }

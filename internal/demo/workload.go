@@ -27,14 +27,15 @@ func (e jobEnd) arg() string {
 }
 
 // workload plays one container's own program. Each line it prints is one
-// write, starting with its name (see stream).
+// write, stamped with when it was written and starting with its name (see
+// stream).
 func workload(args []string, out io.Writer) int {
 	if len(args) == 0 {
 		return 2
 	}
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
-	say := func(format string, a ...any) { fmt.Fprintf(out, args[0]+": "+format+"\n", a...) }
+	say := func(format string, a ...any) { fmt.Fprintln(out, stamped(args[0]+": "+fmt.Sprintf(format, a...))) }
 	switch {
 	case args[0] == "proxy" && len(args) == 2:
 		say("starting up (takes a moment)")

@@ -178,6 +178,7 @@ func (r *runner) write() error {
 // done marker with its exit code.
 func (r *runner) runCommand(command []string) error {
 	foreground := proc.OwnsTerminal()
+	started := time.Now() // what COMMAND writes comes after its start
 	child, err := proc.Start(command, proc.Options{Foreground: foreground})
 	if err != nil {
 		code, ok := proc.ExitCode(err)
@@ -197,7 +198,7 @@ func (r *runner) runCommand(command []string) error {
 		// Sidecars do not need "running"; the done marker is what matters.
 		r.log.Warn("could not record that COMMAND is running", "err", err)
 	}
-	r.log.Info("command started", "pid", child.PID(), "command", command)
+	cli.LogAt(r.log, started, slog.LevelInfo, "command started", "pid", child.PID(), "command", command)
 
 	for {
 		select {
@@ -245,9 +246,10 @@ func (r *runner) finish(code int, reason, sigName string, cause error) error {
 		r.state.Message = cause.Error()
 	}
 	elapsed := time.Since(r.started).Round(time.Millisecond)
+	written := time.Now() // the sidecars act on the marker before this is logged
 	switch err := r.write(); {
 	case err == nil:
-		r.log.Info("done marker written", "exitCode", code, "reason", reason, "signal", sigName, "elapsed", elapsed)
+		cli.LogAt(r.log, written, slog.LevelInfo, "done marker written", "exitCode", code, "reason", reason, "signal", sigName, "elapsed", elapsed)
 	case code == 0 && r.success != nil && r.success.Commit() == nil:
 		// The rename needs no space: the sidecars learn of the success.
 		r.success = nil

@@ -32,7 +32,8 @@ uninject gives the file back byte for byte. A container without a command
 gets its image's ENTRYPOINT and CMD from the registry (credentials from
 the Docker config, as docker login writes them).
 Other kinds pass through unchanged. On any error nothing is written to
-stdout. Exit codes: 0 done, 1 an input could not be handled, 2 bad usage.`
+stdout, and only the error to stderr. Exit codes: 0 done, 1 an input could
+not be handled, 2 bad usage.`
 
 // CLI is the plugin's command line.
 type CLI struct {
@@ -60,7 +61,7 @@ func (i Input) open(stdin io.Reader) (io.Reader, func(), error) {
 // InjectCmd is `kubectl job-signal inject`.
 type InjectCmd struct {
 	Input
-	Offline         bool          `help:"Never contact a registry or the API server: refuse containers without a command, naming them; LimitRanges are not checked (a note says so)."`
+	Offline         bool          `help:"Never contact a registry or the API server: a container without a command gets its image's ENTRYPOINT from the known-sidecar table (read from the images' build files, for the versions read), any other is refused, naming it; LimitRanges are not checked (a note says so)."`
 	RegistryTimeout time.Duration `default:"30s" placeholder:"DURATION" help:"Give up looking up images after this long (default ${default})."`
 	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default}); set it to use a mirror."`
 	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading the namespaces' LimitRanges, to fit the install container into them, and (without --kube-version) whether the cluster has native sidecars (default: $$KUBECONFIG, else ~/.kube/config; none: not checked, with a note). Not read with --offline."`

@@ -107,7 +107,13 @@ func injected(obj any, target ...inject.Target) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		res, err := plan.Inject(nil, version.Image)
+		images := map[string]inject.ImageConfig{} // offline: what the known-sidecar table holds
+		for _, n := range plan.Needs() {
+			if cfg, ok := inject.KnownImage(n); ok {
+				images[n.Image] = cfg
+			}
+		}
+		res, err := plan.Inject(images, version.Image)
 		if err != nil {
 			return nil, err
 		}

@@ -63,7 +63,8 @@ type parsed struct {
 // (injecting, or uninjecting when opts is nil) and writes all documents to
 // out, or nothing if any of them fails. Each change is an edit of the
 // document's bytes where the changed field is: everything else stays as
-// it was written. Notes and warnings go to stderr.
+// it was written. Notes and warnings go to stderr, once each, when the
+// output is written (said).
 func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options) error {
 	docs, err := readDocuments(in)
 	if err != nil {
@@ -80,15 +81,23 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 		all[i], notes[i], err = parse(docs[i], opts.target())
 		return err
 	})
-	for _, n := range slices.Concat(notes...) {
-		fmt.Fprintln(stderr, "note:", n)
-	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	var say said
+	for _, n := range slices.Concat(notes...) {
+		fmt.Fprintln(&say, "note:", n)
+	}
 	all = slices.DeleteFunc(all, func(p *parsed) bool { return p == nil })
+	if len(all) == 0 && len(say.lines) == 0 {
+		what := "uninject"
+		if opts != nil {
+			what = "inject"
+		}
+		fmt.Fprintf(&say, "note: the input holds no Job, CronJob or Pod (nor a List of them): nothing to %s, written out as it is\n", what)
+	}
 	if opts != nil {
-		if err := injectAll(ctx, all, opts, stderr); err != nil {
+		if err := injectAll(ctx, all, opts, &say); err != nil {
 			return err
 		}
 	}
@@ -106,8 +115,11 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	}
 	var buf bytes.Buffer
 	writeDocuments(&buf, docs)
-	_, err = out.Write(buf.Bytes())
-	return err
+	if _, err = out.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	say.writeTo(stderr)
+	return nil
 }
 
 // parseDocument reads a document into its tree: JSON with its own reader
@@ -161,7 +173,9 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		for _, w := range results[i].Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
-		reportForm(stderr, p.where, opts.Target.Mode, results[i])
+		if opts.TargetNote == "" { // else every form is the pair for that one reason, said once
+			reportForm(stderr, p.where, opts.Target.Mode, results[i])
+		}
 		p.ops, p.form = results[i].Ops, results[i].Form
 		if err := a.check(p); err != nil {
 			errs[i] = fmt.Errorf("%s: %w", p.where, err)
@@ -243,9 +257,16 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
 	for _, p := range pods {
 		for _, n := range p.plan.Needs() {
 			l := lookups[key{p.platform, n.Image}]
+			if opts.Offline {
+				// Offline, only what the known-sidecar table holds of the image.
+				cfg, ok := inject.KnownImage(n)
+				if !ok {
+					errs = append(errs, offlineRefusal(p, n))
+					continue
+				}
+				l = &lookup{cfg: cfg}
+			}
 			switch {
-			case opts.Offline:
-				errs = append(errs, fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %q: give the container a command", p.where, n.Container, n.Image))
 			case l.err != nil:
 				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %s", p.where, n.Container, inject.OneLine(l.err.Error(), inject.MaxReason)))
 			case found[p.platform] == nil:
@@ -256,4 +277,15 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
 		}
 	}
 	return found, errors.Join(errs...)
+}
+
+// offlineRefusal is the error for a container whose image would have to be
+// looked up, offline: saying so when native sidecars, which keep every
+// command as it is, would serve the Pod.
+func offlineRefusal(p *pod, n inject.Need) error {
+	err := fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %q: give the container a command", p.where, n.Container, n.Image)
+	if p.plan.NativeWouldServe() {
+		err = fmt.Errorf("%w; or, for a cluster with native sidecars (1.29 or later: --kube-version, or --mode native), native sidecars would serve this Pod and need no ENTRYPOINT", err)
+	}
+	return err
 }

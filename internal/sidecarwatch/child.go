@@ -41,12 +41,13 @@ type sidecar struct {
 
 // start runs COMMAND and, when there is a readiness check, starts it.
 func (s *sidecar) start(restarts int) error {
+	at := time.Now() // what the command writes comes after its start
 	child, err := proc.Start(cli.Command(s.cfg.Command), proc.Options{Foreground: proc.OwnsTerminal()})
 	if err != nil {
 		return err
 	}
 	s.child, s.started = child, time.Now()
-	s.log.Info("sidecar started", "pid", child.PID(), "command", cli.Command(s.cfg.Command), "restarts", restarts)
+	cli.LogAt(s.log, at, slog.LevelInfo, "sidecar started", "pid", child.PID(), "command", cli.Command(s.cfg.Command), "restarts", restarts)
 	s.startProbe()
 	return nil
 }

@@ -139,12 +139,13 @@ func (l *loop) onQuitAnswered(err error) {
 		l.sendStopSignal()
 		return
 	}
-	l.log.Info("asked the sidecar to quit", "via", "quit-url", "url", l.cfg.QuitURL)
+	cli.LogAt(l.log, l.stop.started, slog.LevelInfo, "asked the sidecar to quit", "via", "quit-url", "url", l.cfg.QuitURL) // when it was asked
 	l.waitStep(l.cfg.Grace)
 }
 
 func (l *loop) sendStopSignal() {
 	first := !l.life.stage.requested()
+	sent := time.Now() // logged after the signal, whose effects may come first
 	err := l.sidecar.signalAll(l.cfg.stopSignal)
 	if first {
 		l.afterStopSent()
@@ -152,18 +153,18 @@ func (l *loop) sendStopSignal() {
 	if err != nil {
 		l.log.Warn("could not signal the sidecar's process group", "signal", proc.SignalName(l.cfg.stopSignal), "err", err)
 	} else {
-		l.log.Info("sent stop signal", "via", "signal", "signal", proc.SignalName(l.cfg.stopSignal), "pgid", l.sidecar.pgid())
+		cli.LogAt(l.log, sent, slog.LevelInfo, "sent stop signal", "via", "signal", "signal", proc.SignalName(l.cfg.stopSignal), "pgid", l.sidecar.pgid())
 	}
 	l.to(evSignalSent)
 	l.waitStep(l.cfg.Grace)
 }
 
 // afterStopSent is what follows the first stop request (its callers
-// call it once): stop listening and say why.
+// call it once): stop listening and say why, as of when the stop began.
 func (l *loop) afterStopSent() {
 	if len(l.cfg.stopAfter) == 0 {
 		l.w.Close()
-		l.log.Info("stopping the sidecar", "why", l.why)
+		cli.LogAt(l.log, l.stop.started, slog.LevelInfo, "stopping the sidecar", "why", l.why)
 	}
 }
 
