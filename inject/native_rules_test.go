@@ -192,6 +192,8 @@ func TestChooseFormMesh(t *testing.T) {
 	server.serves = []int32{8080}
 	execProbe := plain
 	execProbe.readinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+	onAddress := plain
+	onAddress.readyKey, onAddress.readyValue = "ready-http", "http://10.1.2.3:8080/ready"
 	regularProxy := func(s sidecarNeeds) podNeeds {
 		p := pod(nil, s)
 		p.regulars = []regular{{name: "main", main: true}, {name: "istio-proxy", proxy: true, serves: []int32{15020}}}
@@ -216,6 +218,7 @@ func TestChooseFormMesh(t *testing.T) {
 			`pair: network proxy "istio-proxy" stays a regular container`, "", nil},
 		{"an ignored proxy, refused", native137, regularProxy(logs), "", ClassMeshOrder, "", `make "istio-proxy" a sidecar`, nil},
 		{"an ignored proxy, an exec probe", auto137, regularProxy(execProbe), FormNative, ClassNative, reasonNative, "", nil},
+		{"an ignored proxy, a probe on an address of its own", auto137, regularProxy(onAddress), FormNative, ClassNative, reasonNative, "", nil},
 	})
 }
 

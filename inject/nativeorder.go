@@ -131,6 +131,10 @@ func probeOrder(pod podNeeds, adds map[string]nativeSidecar) ([]orderEdge, obsta
 		if h == nil || h.Exec != nil {
 			continue
 		}
+		port, hasHost := probeTarget(*h, s.ports)
+		if hasHost {
+			continue // an address of its own: who serves it is not the Pod's to say
+		}
 		q := strconv.Quote(s.name)
 		for _, r := range pod.regulars {
 			if r.proxy {
@@ -139,8 +143,7 @@ func probeOrder(pod podNeeds, adds map[string]nativeSidecar) ([]orderEdge, obsta
 					fmt.Sprintf("make %q a sidecar (take it out of %s%s), or give sidecar %s an exec probe", r.name, Prefix, keyIgnore, q)}
 			}
 		}
-		port, hasHost := probeTarget(*h, s.ports)
-		if port == 0 || hasHost || slices.Contains(s.serves, port) {
+		if port == 0 || slices.Contains(s.serves, port) {
 			continue
 		}
 		for _, r := range pod.regulars {
