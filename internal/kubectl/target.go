@@ -67,13 +67,24 @@ func decideTarget(mode inject.Mode, kubeVersion string, offline bool, asked dete
 		asked.unknown = "not asked"
 	}
 	if asked.unknown == "" {
-		target.Cluster = asked.cluster
+		target.Cluster = byVersion(asked.cluster)
 		return target, "", nil
 	}
 	if mode == inject.ModeAuto {
 		note = fmt.Sprintf("the cluster is not known (%s): --mode auto writes job-signal's pair, which works on any cluster; for native sidecars give --kube-version (1.%d or later) or --mode native", asked.unknown, inject.NativeMinor)
 	}
 	return target, note, nil
+}
+
+// byVersion is a cluster the dry run says keeps native sidecars, held to
+// inject's rule by its API server's version (ClusterFrom): before 1.33 a
+// kubelet may have them off. One the dry run says has none keeps that
+// answer and its reason.
+func byVersion(c inject.Cluster) inject.Cluster {
+	if !c.Known || !c.NativeSidecars {
+		return c
+	}
+	return inject.ClusterFrom(c.Version, nil)
 }
 
 // ask asks the cluster of the kubeconfig what it offers, within
