@@ -33,10 +33,10 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 	rawContainers, _ := pl.orig.rawSpec["containers"].([]any)
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
-		k := p.known[c.Name]
-		serves := servedPorts(c, k)
+		row := p.known[c.Name]
+		serves := servedPorts(c, row)
 		if p.roles[c.Name] != roleSidecar {
-			pod.regulars = append(pod.regulars, regular{name: c.Name, main: p.roles[c.Name] == roleMain, proxy: k != nil && k.NetworkProxy, serves: serves})
+			pod.regulars = append(pod.regulars, regular{name: c.Name, main: p.roles[c.Name] == roleMain, proxy: row != nil && row.NetworkProxy, serves: serves})
 			continue
 		}
 		raw, _ := rawContainers[i].(map[string]any)
@@ -54,7 +54,7 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 			quitURL: own["quit-url"], restart: setting("restart"), stopAfter: p.stop[c.Name],
 			preStop:    c.Lifecycle != nil && c.Lifecycle.PreStop != nil,
 			ownRestart: presenceOf(raw, "restartPolicy") == present || presenceOf(raw, "restartPolicyRules") == present,
-			ports:      c.Ports, serves: serves, proxy: k != nil && k.NetworkProxy, prompt: k != nil && k.StopsPromptly}
+			ports:      c.Ports, serves: serves, proxy: row != nil && row.NetworkProxy, prompt: row != nil && row.StopsPromptly}
 		for _, k := range []string{"ready-tcp", "ready-http", "ready-file", "ready-exec"} {
 			if v, ok := own[k]; ok {
 				s.readyKey, s.readyValue = k, v
@@ -75,17 +75,17 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 		}
 		if v := setting("stop-signal"); v != "" {
 			s.stopSignal, s.stopFrom = signalName(v), "annotation stop-signal"
-		} else if k != nil && k.StopSignal != "" {
-			s.stopSignal, s.stopFrom = k.StopSignal, "the known sidecar "+k.Name
+		} else if row != nil && row.StopSignal != "" {
+			s.stopSignal, s.stopFrom = row.StopSignal, "the known sidecar "+row.Name
 		}
-		if k != nil && s.readyKey == "" && c.StartupProbe == nil && c.ReadinessProbe == nil {
+		if row != nil && s.readyKey == "" && c.StartupProbe == nil && c.ReadinessProbe == nil {
 			line := pl.known[c.Name]
 			if line == nil {
 				if line, _ = Effective(c, img); line == nil {
 					line = concat(c.Command, c.Args)
 				}
 			}
-			s.tableReady = fromTable(k.Ready, line, c.Env)
+			s.tableReady = fromTable(row.Ready, line, c.Env)
 		}
 		pod.sidecars = append(pod.sidecars, s)
 	}
