@@ -104,3 +104,33 @@ func normalInits(in injected) []string {
 	s, _ := json.Marshal(spec)
 	return []string{string(ann), string(s)}
 }
+
+// TestIstioClassicOn133: Istio's classic injection output (the shape
+// istio-classic) in mode auto on a cluster of 1.33, API server and
+// kubelets: native sidecars with the proxy first, after istio-init, then
+// logs, whose startupProbe (its readinessProbe, rewritten to the proxy's
+// status port) the proxy serves; a node still on 1.32 keeps the pair.
+func TestIstioClassicOn133(t *testing.T) {
+	s, data := readShape(t, "testdata/shapes/istio-classic.in.yaml")
+	on := func(kubelet string) inject.Target {
+		return inject.Target{Mode: inject.ModeAuto, Cluster: inject.ClusterFrom("v1.33.0", []inject.Node{{Name: "a", KubeletVersion: "v1.33.0"}, {Name: "b", KubeletVersion: kubelet}})}
+	}
+	got, err := injectFor(data, s.Images, on("v1.33.2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inits []string
+	for _, c := range got.Spec.InitContainers {
+		inits = append(inits, c.Name)
+	}
+	if got.Form != inject.FormNative || !slices.Equal(inits, []string{"istio-init", "istio-proxy", "logs"}) {
+		t.Fatalf("form %q, init containers %v: want native sidecars, istio-proxy before logs", got.Form, inits)
+	}
+	if p := got.Spec.InitContainers[2].StartupProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Port.IntVal != 15020 {
+		t.Errorf("logs' startupProbe %+v: want its rewritten readinessProbe, on 15020", p)
+	}
+	old, err := injectFor(data, s.Images, on("v1.32.9"))
+	if err != nil || old.Form != inject.FormPair || old.Reason != "pair: node b's kubelet is v1.32.9, before 1.33" {
+		t.Errorf("a node on 1.32: %v %q %q, want the pair saying which node", err, old.Form, old.Reason)
+	}
+}
