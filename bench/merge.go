@@ -13,7 +13,7 @@ var mergeRows bool
 
 // mergeInto puts what a partial run measured into the report in file:
 // its table rows, the notes on them (one line each, "- NAME: ...") and
-// its "Webhook at scale" paragraphs. A line about the same measurement is
+// its "Webhook at scale" and "A sidecar that ignores SIGTERM" paragraphs. A line about the same measurement is
 // replaced; a new one goes after the last line of its kind (a paragraph:
 // before "## Method"). The header says when rows were last replaced.
 func mergeInto(file, partial string) error {
@@ -43,7 +43,10 @@ func mergeInto(file, partial string) error {
 				break
 			}
 			k, kd := mergeKey(o, names)
-			if kd == kind || kind == "note" && strings.HasPrefix(o, "- ") {
+			switch {
+			case kd == kind && kind == "analysis":
+				at = i + 1 // after that paragraph, before its blank line
+			case kd == kind || kind == "note" && strings.HasPrefix(o, "- "):
 				at = i
 			}
 			if kd == kind && k == key {
@@ -87,7 +90,7 @@ func mergeKey(line string, names []string) (key, kind string) {
 				return n, "note"
 			}
 		}
-	case strings.HasPrefix(line, "Webhook at scale"):
+	case strings.HasPrefix(line, "Webhook at scale"), strings.HasPrefix(line, "A sidecar that ignores SIGTERM"):
 		name, _, _ := strings.Cut(line, ":")
 		return name, "analysis"
 	}

@@ -142,6 +142,7 @@ func (b *bench) analysis() string {
 			"no sidecar-watch wakes for another's writes, so the chain costs one wake-up per link.\n", human(chain.p50), human(chain.p50/100))
 	}
 	out.WriteString(b.clusterAnalysis())
+	out.WriteString(b.slowStopAnalysis())
 	out.WriteString(b.webhookAnalysis())
 	out.WriteString(b.webhookScaleAnalysis())
 	return out.String()

@@ -41,7 +41,10 @@ type nativeCase struct {
 }
 
 // plainJob is a Job as a user writes it before job-signal: main first,
-// then its sidecars as classic containers, backoffLimit 0.
+// then its sidecars as classic containers, backoffLimit 0, and a grace
+// period no longer than the pair's grace for a sidecar (10 s): mode auto
+// gives native sidecars only where they end the Job no later than the
+// pair, and inject does not know that busybox's termSidecar stops on TERM.
 func plainJob(name string, annotations map[string]string, main string, sidecars ...corev1.Container) *batchv1.Job {
 	containers := []corev1.Container{{Name: "main", Image: busyboxImage, ImagePullPolicy: kube.PullPolicy(),
 		Command: []string{"sh", "-c", main}}}
@@ -49,7 +52,7 @@ func plainJob(name string, annotations map[string]string, main string, sidecars 
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: batchv1.JobSpec{BackoffLimit: ptr.To(int32(0)), Template: corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Annotations: annotations},
-			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To(int64(20)),
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To(int64(10)),
 				Containers: append(containers, sidecars...)},
 		}},
 	}

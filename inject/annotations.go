@@ -78,6 +78,7 @@ type settings struct {
 	main1      map[string]string            // main options other than wait-for, by key
 	podWide    map[string]string            // by key
 	sidecar    map[string]map[string]string // by container, then key
+	exitCodes  judged                       // AnnotationExitCodeRules
 }
 
 // parseSettings reads the annotations under Prefix. Errors name the
@@ -95,6 +96,14 @@ func parseSettings(annotations map[string]string) (settings, error) {
 			continue
 		}
 		value := strings.TrimSpace(annotations[full])
+		if full == AnnotationExitCodeRules {
+			j, err := parseExitCodeRules(value)
+			if err != nil {
+				return settings{}, fmt.Errorf("annotation %s: %w", full, err)
+			}
+			s.exitCodes = j
+			continue
+		}
 		if err := s.add(key, value); err != nil {
 			return settings{}, fmt.Errorf("annotation %s: %w", full, err)
 		}

@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -34,4 +35,43 @@ func ExitCodeRulesOf(policy *batchv1.PodFailurePolicy) string {
 	}
 	slices.Sort(names)
 	return strings.Join(slices.Compact(names), ",")
+}
+
+// judged is which containers a Job's podFailurePolicy judges by exit code.
+type judged struct {
+	all   bool
+	names []string
+}
+
+func (j judged) judges(name string) bool { return j.all || slices.Contains(j.names, name) }
+
+// parseExitCodeRules reads a value of AnnotationExitCodeRules (or
+// Target.ExitCodeRules): "" for none, "*", or container names.
+func parseExitCodeRules(value string) (judged, error) {
+	if strings.TrimSpace(value) == "*" {
+		return judged{all: true}, nil
+	}
+	list, err := names(value)
+	if err != nil {
+		return judged{}, fmt.Errorf(`want "*" or container names separated by commas: %w`, err)
+	}
+	return judged{names: list}, nil
+}
+
+// exitCodeRules is the one reading of which containers the Job judges by
+// exit code, from both ways the fact arrives: the caller's Target (the
+// plugin reads the Job) and the template's annotation (the webhook writes
+// it at the Job's creation). Either naming a container is enough.
+func exitCodeRules(target string, annotation judged) (judged, error) {
+	j, err := parseExitCodeRules(target)
+	if err != nil {
+		return judged{}, fmt.Errorf("inject: Target.ExitCodeRules %q: %w", target, err)
+	}
+	j.all = j.all || annotation.all
+	for _, n := range annotation.names {
+		if !slices.Contains(j.names, n) {
+			j.names = append(j.names, n)
+		}
+	}
+	return j, nil
 }

@@ -50,6 +50,11 @@ type Cluster struct {
 type Target struct {
 	Mode    Mode
 	Cluster Cluster
+	// ExitCodeRules is what the caller read of the Job's
+	// podFailurePolicy, as ExitCodeRulesOf gives it ("" when it read none);
+	// the template's annotation AnnotationExitCodeRules says the same
+	// when the webhook wrote it. Either naming a sidecar keeps the pair.
+	ExitCodeRules string
 }
 
 // Form is what inject chose for one Pod.

@@ -218,7 +218,8 @@ func TestNeedsNative(t *testing.T) {
 		want   []string
 	}{
 		{"no-command", nativeMode, nil},
-		{"no-command", autoMode, nil},
+		// auto: the pair, agent not being known to stop promptly.
+		{"no-command", autoMode, []string{"job", "agent"}},
 		{"no-command", inject.Target{Mode: inject.ModeAuto}, []string{"job", "agent"}},
 		{"native-stop-signal", nativeMode, []string{"web"}},
 		{"native-stop-signal", pairMode, nil},
@@ -296,7 +297,8 @@ func TestStopSignalNotFound(t *testing.T) {
 // that is never ready cannot fail the Pod), except 0, which waits for
 // ever as a native sidecar does.
 func TestReadyTimeout(t *testing.T) {
-	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{
+	grace := int64(10) // no longer than the pair's: slowStop has nothing to say
+	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: &grace, Containers: []corev1.Container{
 		{Name: "job", Image: "busybox", Command: []string{"/job"}}, {Name: "proxy", Image: "busybox", Command: []string{"/proxy"}}}}
 	for value, want := range map[string]inject.Form{"2m": inject.FormPair, "0s": inject.FormNative, "0": inject.FormNative} {
 		res, err := injectFor(podTemplate(spec, map[string]string{inject.Prefix + "main": "job", inject.Prefix + "ready-timeout": value}), nil, autoMode)

@@ -45,9 +45,11 @@ type Result struct {
 	Ops      []Op
 	Warnings []string
 	// Form is the form chosen (empty when nothing changed), and Reason
-	// why, in one short line: for logs, metrics and the record.
+	// why, in one short line: for logs and the record; Class is the
+	// reason's class, a bounded word for a metric label.
 	Form   Form
 	Reason string
+	Class  ReasonClass
 }
 
 // Injected reports whether annotations carry Inject's record.
@@ -101,6 +103,9 @@ func prepare(t *template, target Target) (*Plan, error) {
 	}
 	pl.p, err = makePlan(&pl.orig.spec, s, pl.orig.annotations[AnnotationDefaultContainer])
 	if err != nil {
+		return nil, err
+	}
+	if pl.p.exitCodes, err = exitCodeRules(target.ExitCodeRules, s.exitCodes); err != nil {
 		return nil, err
 	}
 	if len(pl.p.sidecars) == 0 {
@@ -259,7 +264,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 			return Result{}, err
 		}
 	}
-	res := Result{Ops: ops, Warnings: warnings, Form: ch.form, Reason: ch.reason}
+	res := Result{Ops: ops, Warnings: warnings, Form: ch.form, Reason: ch.reason, Class: ch.class}
 	if pl.undo == nil {
 		return res, nil
 	}

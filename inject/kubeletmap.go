@@ -3,7 +3,6 @@ package inject
 import (
 	"fmt"
 	"net"
-	"net/netip"
 	"strconv"
 	"strings"
 
@@ -25,14 +24,15 @@ const (
 )
 
 // kubeletHandler is the probe handler the kubelet runs for a ready-http
-// or ready-tcp value, or why it cannot: the kubelet probes from the node,
-// so the Pod's loopback and names resolved in the Pod are out of reach.
-func kubeletHandler(key, value string) (corev1.ProbeHandler, string) {
+// or ready-tcp value, or why it cannot (with its class): the kubelet
+// probes from the node, so the Pod's loopback and names resolved in the
+// Pod are out of reach.
+func kubeletHandler(key, value string) (corev1.ProbeHandler, string, ReasonClass) {
 	hostport, path, where := value, "", shorten(value)
 	if key == "ready-http" {
 		u, err := sidecarspec.HTTPURL(value)
 		if err != nil {
-			return corev1.ProbeHandler{}, "on " + where + ", not an http URL"
+			return corev1.ProbeHandler{}, "on " + where + ", not an http URL", ClassReadiness
 		}
 		hostport, path = u.Host, u.EscapedPath()
 		if u.Port() == "" {
@@ -48,21 +48,15 @@ func kubeletHandler(key, value string) (corev1.ProbeHandler, string) {
 	host, port, err := net.SplitHostPort(hostport)
 	n, perr := strconv.Atoi(port)
 	if err != nil || perr != nil {
-		return corev1.ProbeHandler{}, "on " + where + ", which has no port"
+		return corev1.ProbeHandler{}, "on " + where + ", which has no port", ClassReadiness
 	}
-	ip, err := netip.ParseAddr(host)
-	switch {
-	case host == "localhost":
-		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, the Pod's loopback, which the kubelet cannot reach", where)
-	case err != nil:
-		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, a name the kubelet would resolve on the node, not in the Pod", where)
-	case ip.IsLoopback() || ip.IsUnspecified():
-		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, the Pod's loopback, which the kubelet cannot reach", where)
+	if why, class := hostReach(host); why != "" {
+		return corev1.ProbeHandler{}, fmt.Sprintf("on %s, %s", where, why), class
 	}
 	if key == "ready-tcp" {
-		return corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(n)), Host: host}}, ""
+		return corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(n)), Host: host}}, "", ""
 	}
-	return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(int32(n)), Host: host}}, ""
+	return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(int32(n)), Host: host}}, "", ""
 }
 
 // probeFields is the startupProbe the native form writes: h, the delay and

@@ -29,10 +29,14 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 		pod.readyTimeout = d > 0      // 0: wait for ever, as a native sidecar does
 	}
 	pod.someWaitFor = p.s.hasWaitFor && len(p.s.waitFor) < len(p.sidecars)
+	pod.exitCodes = p.exitCodes
 	rawContainers, _ := pl.orig.rawSpec["containers"].([]any)
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
+		row := p.known[c.Name]
+		serves := servedPorts(c, row)
 		if p.roles[c.Name] != roleSidecar {
+			pod.regulars = append(pod.regulars, regular{name: c.Name, main: p.roles[c.Name] == roleMain, proxy: row != nil && row.NetworkProxy, serves: serves})
 			continue
 		}
 		raw, _ := rawContainers[i].(map[string]any)
@@ -49,7 +53,8 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 		s := sidecarNeeds{name: c.Name, startupProbe: c.StartupProbe, readinessProbe: c.ReadinessProbe,
 			quitURL: own["quit-url"], restart: setting("restart"), stopAfter: p.stop[c.Name],
 			preStop:    c.Lifecycle != nil && c.Lifecycle.PreStop != nil,
-			ownRestart: presenceOf(raw, "restartPolicy") == present || presenceOf(raw, "restartPolicyRules") == present}
+			ownRestart: presenceOf(raw, "restartPolicy") == present || presenceOf(raw, "restartPolicyRules") == present,
+			ports:      c.Ports, serves: serves, proxy: row != nil && row.NetworkProxy, prompt: row != nil && row.StopsPromptly}
 		for _, k := range []string{"ready-tcp", "ready-http", "ready-file", "ready-exec"} {
 			if v, ok := own[k]; ok {
 				s.readyKey, s.readyValue = k, v
@@ -68,20 +73,19 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 				s.imageSignal = signalName(raw)
 			}
 		}
-		k := p.known[c.Name]
 		if v := setting("stop-signal"); v != "" {
 			s.stopSignal, s.stopFrom = signalName(v), "annotation stop-signal"
-		} else if k != nil && k.StopSignal != "" {
-			s.stopSignal, s.stopFrom = k.StopSignal, "the known sidecar "+k.Name
+		} else if row != nil && row.StopSignal != "" {
+			s.stopSignal, s.stopFrom = row.StopSignal, "the known sidecar "+row.Name
 		}
-		if k != nil && s.readyKey == "" && c.StartupProbe == nil && c.ReadinessProbe == nil {
+		if row != nil && s.readyKey == "" && c.StartupProbe == nil && c.ReadinessProbe == nil {
 			line := pl.known[c.Name]
 			if line == nil {
 				if line, _ = Effective(c, img); line == nil {
 					line = concat(c.Command, c.Args)
 				}
 			}
-			s.tableReady = fromTable(k.Ready, line, c.Env)
+			s.tableReady = fromTable(row.Ready, line, c.Env)
 		}
 		pod.sidecars = append(pod.sidecars, s)
 	}

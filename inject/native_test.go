@@ -180,20 +180,44 @@ func TestChooseForm(t *testing.T) {
 			`pair: sidecar "b" is ready on a file (ready-file), which no kubelet probe reads`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// These rows are about other rules than slowStop's: every
+			// sidecar here stops promptly (TestChooseFormSlowStop).
+			tc.pod.sidecars = slices.Clone(tc.pod.sidecars)
+			for i := range tc.pod.sidecars {
+				tc.pod.sidecars[i].prompt = true
+			}
 			ch := chooseForm(tc.target, tc.pod)
+			checkChoice(t, ch)
 			if ch.form != tc.form || ch.reason != tc.reason {
 				t.Errorf("got %q %q, want %q %q", ch.form, ch.reason, tc.form, tc.reason)
 			}
 			if (ch.err != nil) != (tc.form == "" && tc.reason != "") {
 				t.Errorf("error %v", ch.err)
 			}
-			if ch.err != nil && !errors.Is(ch.err, ErrNotNative) {
-				t.Errorf("error %v does not wrap ErrNotNative", ch.err)
-			}
-			if len(ch.reason) > 200 {
-				t.Errorf("reason of %d bytes: keep it to one short line", len(ch.reason))
-			}
 		})
+	}
+}
+
+// checkChoice checks what every choice must be: a reason of one short
+// line with its class (unless pending on an image), and a refusal that
+// wraps ErrNotNative, says why and names a change to the Pod.
+func checkChoice(t *testing.T, ch choice) {
+	t.Helper()
+	if len(ch.reason) > 200 || strings.Contains(ch.reason, "\n") {
+		t.Errorf("reason %q: keep it to one short line", ch.reason)
+	}
+	if (ch.reason == "") != (ch.class == "") || ch.class != "" && !slices.Contains(ReasonClasses, ch.class) {
+		t.Errorf("class %q for reason %q: want one of ReasonClasses with every reason", ch.class, ch.reason)
+	}
+	if ch.err == nil {
+		return
+	}
+	var nn *NotNativeError
+	if !errors.Is(ch.err, ErrNotNative) || !errors.As(ch.err, &nn) {
+		t.Fatalf("error %v does not wrap ErrNotNative as a NotNativeError", ch.err)
+	}
+	if nn.Class != ch.class || "native: "+nn.Why != ch.reason || nn.Fix == "" || !strings.Contains(ch.err.Error(), "for native sidecars, "+nn.Fix) {
+		t.Errorf("refusal %+v for reason %q: want its class, its reason and a change to the Pod", nn, ch.reason)
 	}
 }
 
@@ -202,9 +226,9 @@ func TestChooseForm(t *testing.T) {
 func TestStartOrder(t *testing.T) {
 	pod := podNeeds{sidecars: []sidecarNeeds{{name: "a"}, {name: "b"}, {name: "c", stopAfter: []string{"d"}}, {name: "d"}, {name: "e", stopAfter: []string{"a"}}},
 		after: map[string][]string{"a": {"b"}, "b": {"d"}}}
-	got, why := startOrder(pod)
+	got, o := startOrder(pod, nil)
 	want := []string{"c", "d", "b", "e", "a"}
-	if why != "" || !slices.Equal(got, want) {
-		t.Fatalf("got %v %q, want %v", got, why, want)
+	if !o.none() || !slices.Equal(got, want) {
+		t.Fatalf("got %v %+v, want %v", got, o, want)
 	}
 }

@@ -1,41 +1,45 @@
 package inject
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/job-signal/job-signal/internal/sidecarspec"
-	"github.com/job-signal/job-signal/signalfs/sidecarname"
 )
 
 // The choice between job-signal's pair and Kubernetes' native sidecars
-// (init containers with restartPolicy Always) rests on what the kubelet
-// does with them (read in Kubernetes' source, pkg/kubelet):
+// (init containers with restartPolicy Always) rests on what the kubelet,
+// the runtime and the Job controller do with them (read in Kubernetes'
+// source; docs/native.md cites each):
 //
 //   - a native sidecar's exit code does not count for the Pod's phase
 //     (getPhase skips terminated restartable init containers), and the
 //     kubelet ends the Pod once the regular containers have ended, stopping
 //     the sidecars after them, the last started first;
 //   - each init container starts after the one before it has started (its
-//     startupProbe passed): the start order is the list's order;
+//     startupProbe passed): the start order is the list's order, and the
+//     regular containers start after every init container;
 //   - an HTTP or TCP probe or preStop hook without a host goes to the Pod's
-//     IP, from the node: the Pod's loopback is out of its reach;
+//     IP, from the node: the Pod's loopback is out of its reach; in a mesh
+//     whose init container (or CNI plugin) redirects the Pod's inbound
+//     traffic to its proxy, the probe passes through the proxy, so it
+//     cannot pass before the proxy runs;
 //   - a native sidecar is always restarted when it exits, and one whose
 //     startupProbe never passes is restarted, never failing the Pod;
 //   - the runtime stops it with its image's STOPSIGNAL (lifecycle.stopSignal
-//     is behind a feature gate that is off by default: not used);
+//     is behind a feature gate that is off by default: not used), and the
+//     kubelet waits for it up to what is left of the Pod's
+//     terminationGracePeriodSeconds, where the pair's sidecar-watch kills
+//     it after its --grace; its exit code is its own (143 after TERM),
+//     where sidecar-watch exits 0;
+//   - the Job controller matches a podFailurePolicy rule's onExitCodes
+//     without containerName against every container's status, init
+//     containers' too (pkg/controller/job, pod_failure_policy.go);
 //   - preStop hooks run when the Pod starts terminating (for a sidecar, not
-//     after the regular containers), as an HTTP GET.
-
-// ErrNotNative is wrapped by the error of mode native for a Pod that native
-// sidecars cannot serve.
-var ErrNotNative = errors.New("native sidecars cannot serve this Pod")
+//     after the regular containers), as an HTTP GET;
+//   - native sidecars are stable, their feature gate locked on, in the API
+//     server and the kubelet from 1.33 (NativeMinor, ClusterFrom).
 
 // sidecarNeeds is what one sidecar needs, as the choice of form reads it:
 // plain data, gathered from the Pod, its annotations, the known-sidecar
@@ -58,11 +62,28 @@ type sidecarNeeds struct {
 	stopAfter                         []string
 	preStop                           bool // it has a preStop hook already
 	ownRestart                        bool // it sets restartPolicy or restartPolicyRules itself
+	// ports are its containerPorts (a probe's named port is one of them);
+	// serves the ports other containers may probe it on: those and, for
+	// a known network proxy, the table's ProbePorts.
+	ports  []corev1.ContainerPort
+	serves []int32
+	proxy  bool // a known network proxy (KnownSidecar.NetworkProxy)
+	prompt bool // known to stop promptly on its stop signal (KnownSidecar.StopsPromptly)
+}
+
+// regular is a container that stays a regular container (the main one,
+// an ignored one): it starts after every native sidecar.
+type regular struct {
+	name   string
+	main   bool
+	proxy  bool
+	serves []int32
 }
 
 // podNeeds is what the whole Pod needs: its sidecars in container order.
 type podNeeds struct {
 	sidecars     []sidecarNeeds
+	regulars     []regular
 	after        map[string][]string
 	readyTimeout bool // main's ready-timeout annotation, other than 0 (for ever)
 	// looked: the images have been looked up; an image's STOPSIGNAL not
@@ -70,6 +91,9 @@ type podNeeds struct {
 	looked      bool
 	someWaitFor bool          // main's wait-for names some sidecars only
 	grace       time.Duration // terminationGracePeriodSeconds
+	// exitCodes: the containers the Job's podFailurePolicy judges by exit
+	// code (exitCodeRules: "*" for every one).
+	exitCodes judged
 }
 
 // nativeSidecar is what the native form adds to one moved container.
@@ -77,11 +101,15 @@ type nativeSidecar struct {
 	startupProbe Fields // nil: none added
 	preStop      Fields // nil: none added
 	warning      string
+	// probe is the startupProbe the kubelet will run (its own or the one
+	// added), nil for none.
+	probe *corev1.ProbeHandler
 }
 
 // choice is the form chosen for a Pod, and why.
 type choice struct {
 	form   Form
+	class  ReasonClass
 	reason string
 	err    error // mode native for a Pod native sidecars cannot serve
 	// pending lists the sidecars whose image's STOPSIGNAL decides and is
@@ -108,51 +136,67 @@ func chooseForm(target Target, pod podNeeds) choice {
 }
 
 // decideForm is chooseForm but for the sidecars that ask for a stop
-// signal: the mode and the cluster first, then each sidecar, then the
-// Pod's order.
+// signal: the mode and the cluster first, then the Job's podFailurePolicy,
+// each sidecar, the main container, the Pod's start order, and last how
+// promptly its sidecars stop.
 func decideForm(target Target, pod podNeeds) choice {
 	switch {
 	case target.Mode == ModePair:
-		return choice{form: FormPair, reason: "pair: mode pair"}
+		return choice{form: FormPair, class: ClassMode, reason: "pair: mode pair"}
 	case target.Mode == ModeAuto && !target.Cluster.Known:
-		return choice{form: FormPair, reason: "pair: the cluster is not known, and the pair works on every cluster"}
+		return choice{form: FormPair, class: ClassClusterUnknown, reason: "pair: the cluster is not known, and the pair works on every cluster"}
 	case target.Cluster.Known && !target.Cluster.NativeSidecars:
-		why := fmt.Sprintf("the cluster%s has no native sidecars", inVersion(target.Cluster.Version))
-		if target.Mode == ModeNative {
-			return refuse(why)
-		}
-		return choice{form: FormPair, reason: "pair: " + why}
+		return notNative(target, clusterObstacle(target.Cluster))
 	}
-	ch := choice{form: FormNative, reason: reasonNative, adds: map[string]nativeSidecar{}}
+	if o := exitCodesJudged(pod); !o.none() {
+		return notNative(target, o)
+	}
+	ch := choice{form: FormNative, class: ClassNative, reason: reasonNative, adds: map[string]nativeSidecar{}}
 	for _, s := range pod.sidecars {
-		add, why := mapSidecar(s, pod.grace, pod.looked)
-		switch {
-		case why != "":
-			return notNative(target, why)
-		case add == nil:
+		add, pending, o := mapSidecar(s, pod.grace, pod.looked)
+		if !o.none() {
+			return notNative(target, o)
+		}
+		if pending {
 			ch.pending = append(ch.pending, s.name)
-		default:
-			ch.adds[s.name] = *add
-			if add.warning != "" {
-				ch.warnings = append(ch.warnings, add.warning)
-			}
+		}
+		ch.adds[s.name] = add
+		if add.warning != "" {
+			ch.warnings = append(ch.warnings, add.warning)
 		}
 	}
 	if pod.someWaitFor {
 		ch.warnings = append(ch.warnings, Prefix+"wait-for names some sidecars only: as native sidecars, all of them start before the main container")
 	}
 	if pod.readyTimeout {
-		return notNative(target, "the main container's ready-timeout: a native sidecar that is never ready is restarted, it cannot fail the Pod")
+		return notNative(target, obstacle{ClassReadyTimeout,
+			"the main container's ready-timeout: a native sidecar that is never ready is restarted, it cannot fail the Pod",
+			"set " + Prefix + "ready-timeout to 0 (wait for ever) or drop it"})
 	}
-	order, why := startOrder(pod)
-	if why != "" {
-		return notNative(target, why)
+	order, o := startOrder(pod, ch.adds)
+	if !o.none() {
+		return notNative(target, o)
 	}
 	ch.order = order
+	if o, warning := slowStop(pod); !o.none() {
+		if target.Mode == ModeAuto {
+			return notNative(target, o)
+		}
+		ch.warnings = append(ch.warnings, warning)
+	}
 	if len(ch.pending) > 0 {
-		ch.form, ch.reason = "", ""
+		ch.form, ch.class, ch.reason = "", "", ""
 	}
 	return ch
+}
+
+// clusterObstacle is why a known cluster has no native sidecars.
+func clusterObstacle(c Cluster) obstacle {
+	why := c.Reason
+	if why == "" {
+		why = fmt.Sprintf("the cluster%s has no native sidecars", inVersion(c.Version))
+	}
+	return obstacle{ClassCluster, why, fmt.Sprintf("run the API server and every kubelet at 1.%d or later", NativeMinor)}
 }
 
 func inVersion(v string) string {
@@ -162,109 +206,55 @@ func inVersion(v string) string {
 	return " (" + v + ")"
 }
 
-// notNative is the choice when a sidecar does not map: the pair in auto,
-// a refusal in mode native.
-func notNative(target Target, why string) choice {
+// exitCodesJudged: the Job's podFailurePolicy reads a sidecar's exit code,
+// which the native form changes (the program's own, 143 after TERM, where
+// sidecar-watch exits 0), and so could change the Job's verdict.
+func exitCodesJudged(pod podNeeds) obstacle {
+	for _, s := range pod.sidecars {
+		if !pod.exitCodes.judges(s.name) {
+			continue
+		}
+		q := strconv.Quote(s.name)
+		if pod.exitCodes.all {
+			return obstacle{ClassPodFailurePolicy,
+				fmt.Sprintf("the Job's podFailurePolicy judges sidecar %s's exit code (a rule without containerName), which native sidecars change: 143 or 137 when stopped, 0 in the pair", q),
+				"give every onExitCodes rule of the Job's podFailurePolicy the main container's containerName"}
+		}
+		return obstacle{ClassPodFailurePolicy,
+			fmt.Sprintf("the Job's podFailurePolicy judges sidecar %s's exit code, which native sidecars change: 143 or 137 when stopped, 0 in the pair", q),
+			fmt.Sprintf("take sidecar %s out of the onExitCodes rules of the Job's podFailurePolicy", q)}
+	}
+	return obstacle{}
+}
+
+// slowStop: a sidecar not known to stop promptly on its stop signal, in a
+// Pod whose terminationGracePeriodSeconds is longer than the pair's grace
+// for it, could hold a native Pod up to that grace period where the pair
+// kills it after its own: the obstacle for auto, the warning for mode
+// native (the user's choice).
+func slowStop(pod podNeeds) (obstacle, string) {
+	for _, s := range pod.sidecars {
+		budget := s.grace
+		if budget == 0 {
+			budget = DefaultGrace
+		}
+		if s.prompt || pod.grace <= budget {
+			continue
+		}
+		q := strconv.Quote(s.name)
+		return obstacle{ClassSlowStop,
+				fmt.Sprintf("sidecar %s is not known to stop on its stop signal: native, it could hold the Pod for terminationGracePeriodSeconds (%s), the pair for its grace (%s)", q, pod.grace, budget),
+				fmt.Sprintf("set terminationGracePeriodSeconds to at most %s, or %sgrace.%s to as long as it may take to stop", budget, Prefix, s.name)},
+			fmt.Sprintf("sidecar %s is not known to stop on its stop signal: as a native sidecar it could hold the Pod for terminationGracePeriodSeconds (%s), where the pair stops it within its grace (%s)", q, pod.grace, budget)
+	}
+	return obstacle{}, ""
+}
+
+// notNative is the choice when native sidecars cannot serve the Pod, or
+// would serve it worse: the pair in auto, a refusal in mode native.
+func notNative(target Target, o obstacle) choice {
 	if target.Mode == ModeNative {
-		return refuse(why)
+		return choice{class: o.class, reason: "native: " + o.why, err: &NotNativeError{Class: o.class, Why: o.why, Fix: o.fix}}
 	}
-	return choice{form: FormPair, reason: "pair: " + why}
-}
-
-func refuse(why string) choice {
-	return choice{reason: "native: " + why, err: fmt.Errorf("%w: %s; inject it in mode auto or pair", ErrNotNative, why)}
-}
-
-// mapSidecar maps one sidecar onto a native one: what to add, or why it
-// does not map. Neither (nil, "") when its image's STOPSIGNAL decides and
-// is not known yet.
-func mapSidecar(s sidecarNeeds, podGrace time.Duration, looked bool) (*nativeSidecar, string) {
-	q := strconv.Quote(s.name)
-	var add nativeSidecar
-	switch {
-	case s.ownRestart:
-		return nil, fmt.Sprintf("sidecar %s sets its own restartPolicy", q)
-	case s.restart == "Never":
-		return nil, fmt.Sprintf("sidecar %s has restart Never, and a native sidecar is always restarted", q)
-	case s.grace > podGrace:
-		return nil, fmt.Sprintf("sidecar %s's grace %s is more than the Pod's terminationGracePeriodSeconds (%s)", q, s.grace, podGrace)
-	}
-	switch {
-	case s.readyKey != "" && s.startupProbe != nil:
-		return nil, fmt.Sprintf("sidecar %s has both %s%s and a startupProbe, and the kubelet would go by the probe alone", q, Prefix, s.readyKey)
-	case s.readyKey == "ready-file":
-		return nil, fmt.Sprintf("sidecar %s is ready on a file (ready-file), which no kubelet probe reads", q)
-	case s.readyKey == "ready-exec":
-		argv, _ := sidecarspec.Exec(s.readyValue) // checked by parseSettings
-		add.startupProbe = probeFields(corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: argv}}, nil)
-	case s.readyKey == "ready-http" || s.readyKey == "ready-tcp":
-		h, why := kubeletHandler(s.readyKey, s.readyValue)
-		if why != "" {
-			return nil, fmt.Sprintf("sidecar %s is ready %s", q, why)
-		}
-		add.startupProbe = probeFields(h, nil)
-	case s.startupProbe != nil:
-	case s.readinessProbe != nil:
-		if s.readinessProbe.SuccessThreshold > 1 {
-			return nil, fmt.Sprintf("sidecar %s's readinessProbe has successThreshold %d, and a startupProbe must have 1", q, s.readinessProbe.SuccessThreshold)
-		}
-		add.startupProbe = probeFields(s.readinessProbe.ProbeHandler, s.readinessProbe)
-	case s.tableReady != "":
-		_, why := kubeletHandler("ready-http", s.tableReady)
-		return nil, fmt.Sprintf("sidecar %s (a known sidecar) is ready %s", q, why)
-	}
-	if s.quitURL != "" {
-		h, why := kubeletHandler("ready-http", s.quitURL)
-		switch {
-		case why != "":
-			return nil, fmt.Sprintf("sidecar %s has a quit URL %s", q, why)
-		case s.preStop:
-			return nil, fmt.Sprintf("sidecar %s has a quit URL and a preStop hook of its own", q)
-		case len(s.stopAfter) > 0:
-			return nil, fmt.Sprintf("sidecar %s has a quit URL and stop-after, and the kubelet runs preStop hooks at once", q)
-		}
-		add.preStop = fieldsOf(corev1.LifecycleHandler{HTTPGet: h.HTTPGet})
-		add.warning = fmt.Sprintf("sidecar %s: its quit URL becomes a preStop hook, which the kubelet sends as a GET (sidecar-watch POSTs) when the Pod starts terminating", q)
-	}
-	if s.stopSignal != "" {
-		switch {
-		case s.imageSignal == "" && looked:
-			return nil, fmt.Sprintf("sidecar %s stops on %s (%s), and its image's STOPSIGNAL is not known", q, s.stopSignal, s.stopFrom)
-		case s.imageSignal == "":
-			return nil, ""
-		case s.imageSignal != s.stopSignal:
-			return nil, fmt.Sprintf("sidecar %s stops on %s (%s), its image on %s, and lifecycle.stopSignal is behind a feature gate", q, s.stopSignal, s.stopFrom, s.imageSignal)
-		}
-	}
-	return &add, ""
-}
-
-// startOrder is the sidecars' order as init containers: each after the
-// sidecars its after names, and before those its stop-after names (native
-// sidecars stop in reverse start order); ties in container order. Why not,
-// when no order does both.
-func startOrder(pod podNeeds) ([]string, string) {
-	names := make([]string, len(pod.sidecars))
-	before := map[string][]string{} // name: the sidecars that must start before it
-	for i, s := range pod.sidecars {
-		names[i] = s.name
-		before[s.name] = append(before[s.name], pod.after[s.name]...)
-		for _, later := range s.stopAfter {
-			before[later] = append(before[later], s.name)
-		}
-	}
-	if cycle := sidecarname.FindCycle(names, lookup(before)); cycle != nil {
-		return nil, fmt.Sprintf("no start order has each sidecar after its after and before its stop-after sidecars (%s), and native sidecars stop in reverse start order", strings.Join(cycle, ", "))
-	}
-	var order []string
-	placed := map[string]bool{}
-	for len(order) < len(names) {
-		for _, n := range names {
-			if !placed[n] && !slices.ContainsFunc(before[n], func(b string) bool { return !placed[b] }) {
-				order, placed[n] = append(order, n), true
-				break
-			}
-		}
-	}
-	return order, ""
+	return choice{form: FormPair, class: o.class, reason: "pair: " + o.why}
 }

@@ -34,6 +34,9 @@ type plan struct {
 	probes   map[string]*derived // readiness read from each sidecar's probes
 	after    map[string][]string
 	stop     map[string][]string // --stop-after
+	// exitCodes: the containers the Job's podFailurePolicy judges by
+	// exit code (Target.ExitCodeRules and the annotation, read once).
+	exitCodes judged
 	// probeErr: a sidecar's probe that sidecar-watch cannot run (the
 	// first); an error for the pair only, as the kubelet runs it in the
 	// native form.

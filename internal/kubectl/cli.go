@@ -68,7 +68,7 @@ type InjectCmd struct {
 	Context         string        `placeholder:"NAME" help:"The kubeconfig's context to use (default: its current one)."`
 	Namespace       string        `short:"n" placeholder:"NAME" help:"Namespace of the objects that name none (default: the context's)."`
 	Mode            string        `default:"auto" enum:"pair,native,auto" placeholder:"MODE" help:"pair: job-signal's pair, on any cluster; native: Kubernetes' native sidecars (init containers with restartPolicy Always), refusing a Pod whose needs they cannot meet; auto: native where the cluster has them and they serve the Pod, else the pair (default ${default})."`
-	KubeVersion     string        `name:"kube-version" placeholder:"vX.Y[.Z]" help:"The version of the cluster the manifests are for: 1.29 or later has native sidecars (a cluster with the SidecarContainers feature gate off has not: use --mode pair). Default: ask the kubeconfig's cluster; offline or unreachable, auto writes the pair."`
+	KubeVersion     string        `name:"kube-version" placeholder:"vX.Y[.Z]" help:"The version of the cluster the manifests are for, the oldest of its API server and its nodes' kubelets: 1.33 or later has native sidecars (their feature gate locked on; before, any kubelet may have it off). Default: ask the kubeconfig's cluster; offline or unreachable, auto writes the pair."`
 }
 
 // Validate checks --kube-version before anything is read.

@@ -45,7 +45,9 @@ func parseDecoded(d *document, v any, target *inject.Target) (*parsed, []string,
 		pd := &pod{template: t}
 		var err error
 		if target != nil {
-			pd.plan, err = inject.PrepareDecodedFor(t.obj, *target)
+			tt := *target
+			tt.ExitCodeRules = t.exitCodeRules
+			pd.plan, err = inject.PrepareDecodedFor(t.obj, tt)
 			if err == nil && pd.plan.Nothing() != "" {
 				notes = append(notes, fmt.Sprintf("%s: left unchanged: %s", t.where, pd.plan.Nothing()))
 			}

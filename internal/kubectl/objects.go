@@ -1,8 +1,11 @@
 package kubectl
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/job-signal/job-signal/inject"
 )
@@ -16,6 +19,9 @@ type template struct {
 	prefix string         // its JSON Pointer in the document
 	// namespace is the object's metadata.namespace ("": the default one).
 	namespace string
+	// exitCodeRules: what the Job's podFailurePolicy judges by exit code
+	// (inject.ExitCodeRulesOf), for inject's Target.
+	exitCodeRules string
 }
 
 // neverComplete are the kinds whose Pods are restarted when they end, so
@@ -71,12 +77,19 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 	default:
 		return nil, nil, nil
 	}
-	obj := root
-	for _, key := range path {
+	obj, jobSpec := root, map[string]any(nil)
+	for i, key := range path {
+		if i == len(path)-1 {
+			jobSpec = obj // a Job's spec, or a CronJob's jobTemplate's
+		}
 		obj = mapValue(obj, key)
 		if obj == nil {
 			return nil, nil, fmt.Errorf("%s: %s is missing or not an object", where, strings.Join(path, "."))
 		}
+	}
+	rules, err := exitCodeRules(jobSpec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %s%w", where, strings.Join(path[:len(path)-1], "."), err)
 	}
 	if len(path) > 0 {
 		where += ", " + strings.Join(path, ".")
@@ -85,7 +98,7 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 		return nil, nil, fmt.Errorf("%s: spec is missing or not an object", where)
 	}
 	namespace := scalar(mapValue(root, "metadata"), "namespace")
-	return []template{{doc: d, where: where, obj: obj, prefix: pointer + inject.Pointer(path...), namespace: namespace}}, nil, nil
+	return []template{{doc: d, where: where, obj: obj, prefix: pointer + inject.Pointer(path...), namespace: namespace, exitCodeRules: rules}}, nil, nil
 }
 
 // findInList looks into items. A typed list (JobList, PodList...) holds
@@ -130,6 +143,25 @@ func shown(s string) string { return inject.OneLine(s, 253) }
 func mapValue(obj map[string]any, key string) map[string]any {
 	v, _ := obj[key].(map[string]any)
 	return v
+}
+
+// exitCodeRules is which containers a Job's podFailurePolicy (in
+// jobSpec; nil for a Pod) judges by exit code, as inject reads it. A
+// policy that is no PodFailurePolicy is an error, as the API server's.
+func exitCodeRules(jobSpec map[string]any) (string, error) {
+	v, ok := jobSpec["podFailurePolicy"]
+	if !ok || v == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf(".podFailurePolicy: %w", err)
+	}
+	var policy batchv1.PodFailurePolicy
+	if err := json.Unmarshal(b, &policy); err != nil {
+		return "", fmt.Errorf(".podFailurePolicy is not a podFailurePolicy: %s", inject.OneLine(err.Error(), inject.MaxReason))
+	}
+	return inject.ExitCodeRulesOf(&policy), nil
 }
 
 // scalar is the string at key of obj; "" if it is missing or not a string.

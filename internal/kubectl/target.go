@@ -7,9 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
-	"strconv"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -21,34 +19,21 @@ import (
 	"github.com/job-signal/job-signal/internal/version"
 )
 
-// nativeSince is the first minor version of Kubernetes 1 with native
-// sidecars on by default (the SidecarContainers feature gate, beta in
-// 1.29, stable in 1.33).
-const nativeSince = 29
-
 // detectTimeout bounds asking the cluster what it offers: an unreachable
 // cluster is then an unknown one, not a hang.
 const detectTimeout = 10 * time.Second
 
-var kubeVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.\d+)?([-+][0-9A-Za-z.+-]*)?$`)
-
-// parseKubeVersion reads --kube-version (v1.29, 1.30.2, v1.31.0-gke.1)
-// as the cluster it names.
+// parseKubeVersion reads --kube-version (v1.33, 1.30.2, v1.31.0-gke.1)
+// as the cluster it names, by inject's rule (ClusterFrom): native sidecars
+// from 1.33, with no Node older than the version given.
 func parseKubeVersion(s string) (inject.Cluster, error) {
-	m := kubeVersion.FindStringSubmatch(s)
-	if m == nil {
-		return inject.Cluster{}, fmt.Errorf("--kube-version %q: give the cluster's version as vMAJOR.MINOR[.PATCH], e.g. v1.30 (kubectl version shows it)", s)
+	if _, err := inject.ParseKubeVersion(s); err != nil {
+		return inject.Cluster{}, fmt.Errorf("--kube-version: %w; give the oldest of the cluster's API server and kubelets (kubectl version, kubectl get nodes)", err)
 	}
-	major, _ := strconv.Atoi(m[1])
-	minor, _ := strconv.Atoi(m[2])
-	if major != 1 {
-		return inject.Cluster{}, fmt.Errorf("--kube-version %q: only Kubernetes 1.x is known", s)
+	if s[0] != 'v' {
+		s = "v" + s
 	}
-	v := s
-	if v[0] != 'v' {
-		v = "v" + v
-	}
-	return inject.Cluster{Known: true, NativeSidecars: minor >= nativeSince, Version: v}, nil
+	return inject.ClusterFrom(s, nil), nil
 }
 
 // asksCluster says whether the form needs the cluster asked: not with
@@ -82,13 +67,24 @@ func decideTarget(mode inject.Mode, kubeVersion string, offline bool, asked dete
 		asked.unknown = "not asked"
 	}
 	if asked.unknown == "" {
-		target.Cluster = asked.cluster
+		target.Cluster = byVersion(asked.cluster)
 		return target, "", nil
 	}
 	if mode == inject.ModeAuto {
-		note = fmt.Sprintf("the cluster is not known (%s): --mode auto writes job-signal's pair, which works on any cluster; for native sidecars give --kube-version (1.29 or later) or --mode native", asked.unknown)
+		note = fmt.Sprintf("the cluster is not known (%s): --mode auto writes job-signal's pair, which works on any cluster; for native sidecars give --kube-version (1.%d or later) or --mode native", asked.unknown, inject.NativeMinor)
 	}
 	return target, note, nil
+}
+
+// byVersion is a cluster the dry run says keeps native sidecars, held to
+// inject's rule by its API server's version (ClusterFrom): before 1.33 a
+// kubelet may have them off. One the dry run says has none keeps that
+// answer and its reason.
+func byVersion(c inject.Cluster) inject.Cluster {
+	if !c.Known || !c.NativeSidecars {
+		return c
+	}
+	return inject.ClusterFrom(c.Version, nil)
 }
 
 // ask asks the cluster of the kubeconfig what it offers, within

@@ -28,16 +28,21 @@ func TestDecideTarget(t *testing.T) {
 		note    string // a part of it; "" for none
 		err     string
 	}{
-		{"--kube-version 1.29: native sidecars", inject.ModeAuto, "v1.29", false, detected{}, false,
-			inject.Target{Mode: inject.ModeAuto, Cluster: inject.Cluster{Known: true, NativeSidecars: true, Version: "v1.29"}}, "", ""},
-		{"--kube-version 1.28: none", inject.ModeAuto, "1.28.3", true, detected{}, false,
-			inject.Target{Mode: inject.ModeAuto, Cluster: inject.Cluster{Known: true, Version: "v1.28.3"}}, "", ""},
-		{"--kube-version wins over the cluster", inject.ModeNative, "v1.30.0-gke.1", false, detected{}, false,
-			inject.Target{Mode: inject.ModeNative, Cluster: inject.Cluster{Known: true, NativeSidecars: true, Version: "v1.30.0-gke.1"}}, "", ""},
+		{"--kube-version 1.33: native sidecars", inject.ModeAuto, "v1.33", false, detected{}, false,
+			inject.Target{Mode: inject.ModeAuto, Cluster: inject.Cluster{Known: true, NativeSidecars: true, Version: "v1.33"}}, "", ""},
+		{"--kube-version 1.32: none, saying why", inject.ModeAuto, "1.32.3", true, detected{}, false,
+			inject.Target{Mode: inject.ModeAuto, Cluster: inject.Cluster{Known: true, Version: "v1.32.3", Reason: "the API server is v1.32.3, before 1.33"}}, "", ""},
+		{"--kube-version 1.29: none (the gate may be off in a kubelet)", inject.ModeAuto, "v1.29", false, detected{}, false,
+			inject.Target{Mode: inject.ModeAuto, Cluster: inject.Cluster{Known: true, Version: "v1.29", Reason: "the API server is v1.29, before 1.33"}}, "", ""},
+		{"--kube-version wins over the cluster", inject.ModeNative, "v1.34.0-gke.1", false, detected{}, false,
+			inject.Target{Mode: inject.ModeNative, Cluster: inject.Cluster{Known: true, NativeSidecars: true, Version: "v1.34.0-gke.1"}}, "", ""},
 		{"online: the cluster's answer", inject.ModeAuto, "", false, detected{cluster: v137}, true,
 			inject.Target{Mode: inject.ModeAuto, Cluster: v137}, "", ""},
 		{"online, an old cluster", inject.ModeAuto, "", false, detected{cluster: v128}, true,
 			inject.Target{Mode: inject.ModeAuto, Cluster: v128}, "", ""},
+		{"online, 1.31 keeping the dry run's sidecar: none (a kubelet may have the gate off)", inject.ModeAuto, "", false,
+			detected{cluster: inject.Cluster{Known: true, NativeSidecars: true, Version: "v1.31.4"}}, true,
+			inject.Target{Mode: inject.ModeAuto, Cluster: inject.Cluster{Known: true, Version: "v1.31.4", Reason: "the API server is v1.31.4, before 1.33"}}, "", ""},
 		{"--offline: unknown, auto notes the pair", inject.ModeAuto, "", true, detected{}, false,
 			inject.Target{Mode: inject.ModeAuto}, "not known (--offline)", ""},
 		{"unreachable: unknown, auto notes the pair", inject.ModeAuto, "", false, detected{unknown: "it did not answer: connection refused"}, true,
@@ -49,7 +54,7 @@ func TestDecideTarget(t *testing.T) {
 		{"pair: the cluster is not asked", inject.ModePair, "", false, detected{}, false,
 			inject.Target{Mode: inject.ModePair}, "", ""},
 		{"a bad --kube-version", inject.ModeAuto, "latest", false, detected{}, false,
-			inject.Target{Mode: inject.ModeAuto}, "", `--kube-version "latest"`},
+			inject.Target{Mode: inject.ModeAuto}, "", `--kube-version: "latest" is not a Kubernetes version`},
 		{"Kubernetes 2", inject.ModeAuto, "v2.0", false, detected{}, false,
 			inject.Target{Mode: inject.ModeAuto}, "", "only Kubernetes 1.x"},
 	} {
@@ -87,7 +92,7 @@ func TestModeFlags(t *testing.T) {
 		stderr string
 	}{
 		{[]string{"--mode", "fast"}, 2, `--mode must be one of "pair","native","auto"`},
-		{[]string{"--kube-version", "1"}, 2, `--kube-version "1": give the cluster's version as vMAJOR.MINOR[.PATCH]`},
+		{[]string{"--kube-version", "1"}, 2, `--kube-version: "1" is not a Kubernetes version (vMAJOR.MINOR[.PATCH], e.g. v1.33)`},
 		{[]string{"--offline"}, 0, "note: the cluster is not known (--offline): --mode auto writes job-signal's pair"},
 		{[]string{"--offline", "--mode", "auto"}, 0, "note: the cluster is not known (--offline)"},
 		{[]string{"--offline", "--mode", "pair"}, 0, ""},
