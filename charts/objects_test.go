@@ -6,6 +6,7 @@ package charts_test
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -100,15 +101,9 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 		}
 	}
 	var bound []string
-	detect := 0
 	for _, b := range o.roleBindings {
 		if len(b.Subjects) != 1 || b.Subjects[0].Name != pod.Spec.ServiceAccountName || b.Subjects[0].Namespace != ns {
 			t.Errorf("RoleBinding in %s: subjects %+v, want the webhook's ServiceAccount", b.Namespace, b.Subjects)
-		}
-		if b.RoleRef.Kind == "Role" {
-			detect++
-			checkDetectRole(t, b, o.roles[b.Namespace+"/"+b.RoleRef.Name], ns)
-			continue
 		}
 		bound = append(bound, b.Namespace)
 		role := o.clusterRoles[b.RoleRef.Name]
@@ -121,28 +116,39 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 		t.Errorf("the webhook may read Secrets in %v, want %v", bound, secretNamespaces)
 	}
 	mode, err := inject.ParseMode(cmd.Mode)
-	switch {
-	case err != nil:
+	if err != nil {
 		t.Error(err)
-	case mode == inject.ModePair && detect != 0:
-		t.Errorf("mode pair checks nothing, yet %d RoleBindings let the webhook create Pods", detect)
-	case mode != inject.ModePair && (detect != 1 || cmd.Namespace != ""):
-		t.Errorf("mode %s: %d RoleBindings for the dry run, --namespace=%q; want one, and the Pod's own namespace (%s)", mode, detect, cmd.Namespace, ns)
 	}
+	checkReadOnly(t, o, mode != inject.ModePair)
 }
 
-// checkDetectRole: the one right to create anything is create on pods, in
-// the webhook's own namespace, for the dry run that asks whether the API
-// server keeps native sidecars.
-func checkDetectRole(t *testing.T, b *rbacv1.RoleBinding, role *rbacv1.Role, ns string) {
+// checkReadOnly: the webhook's ServiceAccount can create, change or
+// delete nothing: every rule of every role is get, list or watch, and no
+// Role is rendered; it may list and watch Nodes exactly when its mode
+// reads them (auto, native).
+func checkReadOnly(t *testing.T, o objects, readsNodes bool) {
 	t.Helper()
-	if b.Namespace != ns || role == nil {
-		t.Errorf("RoleBinding %s/%s binds Role %s: want one in the webhook's namespace %s, of a Role there", b.Namespace, b.Name, b.RoleRef.Name, ns)
-		return
+	if len(o.roles) != 0 {
+		t.Errorf("Roles rendered: %v; the webhook needs none", slices.Collect(maps.Keys(o.roles)))
 	}
-	if len(role.Rules) != 1 || !slices.Equal(role.Rules[0].APIGroups, []string{""}) || !slices.Equal(role.Rules[0].Resources, []string{"pods"}) ||
-		!slices.Equal(role.Rules[0].Verbs, []string{"create"}) || len(role.Rules[0].ResourceNames) != 0 {
-		t.Errorf("Role %s/%s: %+v, want create on pods only", role.Namespace, role.Name, role.Rules)
+	nodes := false
+	for name, role := range o.clusterRoles {
+		for _, r := range role.Rules {
+			for _, v := range r.Verbs {
+				if v != "get" && v != "list" && v != "watch" {
+					t.Errorf("ClusterRole %s grants %s on %v: the webhook reads only", name, v, r.Resources)
+				}
+			}
+			if slices.Contains(r.Resources, "nodes") {
+				nodes = true
+				if !slices.Equal(r.Verbs, []string{"list", "watch"}) || len(r.ResourceNames) != 0 {
+					t.Errorf("ClusterRole %s: nodes %v, want list and watch", name, r.Verbs)
+				}
+			}
+		}
+	}
+	if nodes != readsNodes {
+		t.Errorf("may read Nodes: %v; want %v (the modes that read them: auto, native)", nodes, readsNodes)
 	}
 }
 
