@@ -83,8 +83,8 @@ func (d *logDuration) UnmarshalJSON(b []byte) error {
 // port); it returns once the webhook has said where it listens. Its mode
 // is pair unless flags give --mode: the tests that assert job-signal's
 // pair ask for it, where the shipped auto would give native sidecars on a
-// cluster that has them. Its namespace is the shipped one, where the
-// shipped Role lets it create the dry-run Pod that checks the cluster.
+// cluster that has them. In modes auto and native it reads the Nodes,
+// as the shipped ClusterRole lets it.
 func startWebhook(t *testing.T, flags ...string) *webhookProcess {
 	t.Helper()
 	return startWebhookBinary(t, filepath.Join(workBin(), "job-signal-webhook"), nil, flags...)
