@@ -107,7 +107,7 @@ func TestWebhookDetectsNativeSidecars(t *testing.T) {
 
 	registerWebhook(t, hook.addr, s.ns) // its probe Pod is injected and counted too
 	counted := func(form string) float64 {
-		return hook.metric(t, `job_signal_webhook_injected_pods_total{form="`+form+`"}`)
+		return hook.metricSum(t, `job_signal_webhook_injected_pods_total{form="`+form+`",`)
 	}
 	before := map[string]float64{"pair": counted("pair"), "native": counted("native")}
 	job := baselineJob("classic-sidecar", false)

@@ -44,6 +44,14 @@ func enableNamespace(t *testing.T, args ...string) {
 // starts with series (name and labels as written), 0 when there is none.
 func (w *webhookProcess) metric(t *testing.T, series string) float64 {
 	t.Helper()
+	return w.metricSum(t, series+" ")
+}
+
+// metricSum is the sum of the samples of the webhook's /metrics whose
+// line starts with prefix: a name and its first labels
+// (`NAME{form="pair",`), whatever the labels after them.
+func (w *webhookProcess) metricSum(t *testing.T, prefix string) float64 {
+	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(w.ca)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
@@ -53,16 +61,19 @@ func (w *webhookProcess) metric(t *testing.T, series string) float64 {
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, 4<<20))
+	sum := 0.0
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			if err != nil {
-				t.Fatalf("/metrics: %s: %v", sc.Text(), err)
-			}
-			return v
+		if !strings.HasPrefix(sc.Text(), prefix) {
+			continue
 		}
+		line := sc.Text()
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64) // the value ends the line: no timestamps here
+		if err != nil {
+			t.Fatalf("/metrics: %s: %v", sc.Text(), err)
+		}
+		sum += v
 	}
-	return 0
+	return sum
 }
 
 // failedCreates is the messages of the Job controller's FailedCreate

@@ -33,7 +33,7 @@ func NewMetrics() *Metrics {
 		registry: prometheus.NewRegistry(),
 		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "job_signal_webhook_admissions_total",
-			Help: "Pods reviewed, by outcome (injected, skipped: admitted without job-signal, denied: to be created again, unchanged: not the webhook's to inject) and reason class.",
+			Help: "Pods and Jobs reviewed, by outcome (injected, skipped: admitted without job-signal, denied: to be created again, unchanged: not the webhook's to inject; recorded: a Job's exit-code rules written into its Pod template) and reason class.",
 		}, []string{"outcome", "reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "job_signal_webhook_admission_duration_seconds",
@@ -51,8 +51,8 @@ func NewMetrics() *Metrics {
 		}, []string{"result"}),
 		forms: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "job_signal_webhook_injected_pods_total",
-			Help: "Pods changed by the webhook, by the form they were given: pair (job-signal and sidecar-watch) or native (native sidecars).",
-		}, []string{"form"}),
+			Help: "Pods changed by the webhook, by the form they were given: pair (job-signal and sidecar-watch) or native (native sidecars), and the class of why (the log line and the Pod's record say why in a sentence).",
+		}, []string{"form", "reason"}),
 		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "job_signal_webhook_cluster_checks_total",
 			Help: "Checks of what the cluster offers, by result: ok or failed (the API server's version, asked every --detect-interval, or a failed list or watch of the Nodes; the last good answer is kept).",
@@ -67,7 +67,7 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	for _, f := range []string{"pair", "native"} {
-		m.forms.WithLabelValues(f) // shown at 0 before the first Pod
+		m.forms.WithLabelValues(f, formUnclassified) // shown at 0 before the first Pod
 	}
 	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.lookups, m.forms, m.checks, m.native, m.heldBack,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -84,8 +84,10 @@ func (m *Metrics) admitted(o outcome, reason string, elapsed time.Duration) {
 	m.duration.WithLabelValues(string(o)).Observe(elapsed.Seconds())
 }
 
-// injectedForm counts one Pod changed, by its form.
-func (m *Metrics) injectedForm(f inject.Form) { m.forms.WithLabelValues(string(f)).Inc() }
+// injectedForm counts one Pod changed, by its form and the class of why.
+func (m *Metrics) injectedForm(f inject.Form, class string) {
+	m.forms.WithLabelValues(string(f), class).Inc()
+}
 
 // clusterCheck counts one check of the cluster.
 func (m *Metrics) clusterCheck(ok bool) {

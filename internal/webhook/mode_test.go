@@ -37,7 +37,7 @@ func TestModeNative(t *testing.T) {
 	}
 	defer metrics.Body.Close()
 	text, _ := io.ReadAll(metrics.Body)
-	for _, want := range []string{`job_signal_webhook_admissions_total{outcome="skipped",reason="not_native"} 1`, `job_signal_webhook_injected_pods_total{form="pair"} 0`} {
+	for _, want := range []string{`job_signal_webhook_admissions_total{outcome="skipped",reason="not_native"} 1`, `job_signal_webhook_injected_pods_total{form="pair",reason="unclassified"} 0`} {
 		if !strings.Contains(string(text), want+"\n") {
 			t.Errorf("/metrics lacks %s", want)
 		}
@@ -77,7 +77,7 @@ func TestModeAuto(t *testing.T) {
 			}
 			defer metrics.Body.Close()
 			text, _ := io.ReadAll(metrics.Body)
-			if want := `job_signal_webhook_injected_pods_total{form="` + string(tc.want) + `"} 1`; !strings.Contains(string(text), want+"\n") {
+			if want := `job_signal_webhook_injected_pods_total{form="` + string(tc.want) + `",reason="unclassified"} 1`; !strings.Contains(string(text), want+"\n") {
 				t.Errorf("/metrics lacks %s", want)
 			}
 		})
