@@ -5,6 +5,7 @@ package charts_test
 
 import (
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"maps"
 	"slices"
@@ -40,6 +41,11 @@ type objects struct {
 	clusterRoles map[string]*rbacv1.ClusterRole
 	roles        map[string]*rbacv1.Role     // by namespace/name
 	other        map[string][]map[string]any // kinds of other APIs (cert-manager, the Prometheus Operator), by kind
+	policy       *admissionregistrationv1.ValidatingAdmissionPolicy
+	bindings     []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// podHooks and jobHooks are the configuration's webhooks for Pods and
+	// for Jobs, by the selection that is their name's first part.
+	podHooks, jobHooks map[string]admissionregistrationv1.MutatingWebhook
 }
 
 func decode(t *testing.T, out string) objects {
@@ -48,8 +54,21 @@ func decode(t *testing.T, out string) objects {
 	if r.Deployment == nil || r.Config == nil || r.Service == nil {
 		t.Fatal("no Deployment, MutatingWebhookConfiguration or Service rendered")
 	}
-	return objects{deployment: r.Deployment, config: r.Config, service: r.Service, pdb: r.PDB, netpol: r.NetworkPolicy,
-		secrets: r.Secrets, roleBindings: r.RoleBindings, clusterRoles: r.ClusterRoles, roles: r.Roles, other: r.Other}
+	o := objects{deployment: r.Deployment, config: r.Config, service: r.Service, pdb: r.PDB, netpol: r.NetworkPolicy,
+		secrets: r.Secrets, roleBindings: r.RoleBindings, clusterRoles: r.ClusterRoles, roles: r.Roles, other: r.Other,
+		policy: r.Policy, bindings: r.PolicyBindings,
+		podHooks: map[string]admissionregistrationv1.MutatingWebhook{}, jobHooks: map[string]admissionregistrationv1.MutatingWebhook{}}
+	for _, w := range r.Config.Webhooks {
+		switch which, kind, _ := strings.Cut(w.Name, "."); {
+		case strings.HasPrefix(kind, "inject."):
+			o.podHooks[which] = w
+		case strings.HasPrefix(kind, "jobs."):
+			o.jobHooks[which] = w
+		default:
+			t.Fatalf("webhook %s: neither a Pod's (SELECTION.inject.job-signal.dev) nor a Job's (SELECTION.jobs.job-signal.dev)", w.Name)
+		}
+	}
+	return o
 }
 
 // check holds the rendered objects to what the webhook and the API server
@@ -83,11 +102,8 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 	}
 	ns := o.deployment.Namespace
 	for _, w := range o.config.Webhooks {
-		if w.FailurePolicy == nil || string(*w.FailurePolicy) != cmd.FailurePolicy {
-			t.Errorf("%s: failurePolicy %v, the webhook's is %s: they must agree", w.Name, w.FailurePolicy, cmd.FailurePolicy)
-		}
-		if w.TimeoutSeconds == nil || time.Duration(*w.TimeoutSeconds)*time.Second < cmd.RegistryTimeout+2*time.Second {
-			t.Errorf("%s: timeoutSeconds %v leaves no room for --registry-timeout %s", w.Name, w.TimeoutSeconds, cmd.RegistryTimeout)
+		if w.ClientConfig.Service != nil && (w.ClientConfig.Service.Name != o.service.Name || w.ClientConfig.Service.Namespace != ns || *w.ClientConfig.Service.Path != "/mutate") {
+			t.Errorf("%s: calls %s/%s%s, not the chart's Service's /mutate", w.Name, w.ClientConfig.Service.Namespace, w.ClientConfig.Service.Name, *w.ClientConfig.Service.Path)
 		}
 		excluded := slices.ContainsFunc(w.NamespaceSelector.MatchExpressions, func(e metav1.LabelSelectorRequirement) bool {
 			return e.Key == "kubernetes.io/metadata.name" && e.Operator == metav1.LabelSelectorOpNotIn &&
@@ -96,10 +112,21 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 		if !excluded {
 			t.Errorf("%s: kube-system and %s must be excluded by name", w.Name, ns)
 		}
-		if s := w.ClientConfig.Service; s != nil && (s.Name != o.service.Name || s.Namespace != ns || *s.Path != "/mutate") {
-			t.Errorf("%s: calls %s/%s%s, not the chart's Service's /mutate", w.Name, s.Namespace, s.Name, *s.Path)
+	}
+	for _, w := range o.podHooks {
+		if w.FailurePolicy == nil || string(*w.FailurePolicy) != cmd.FailurePolicy {
+			t.Errorf("%s: failurePolicy %v, the webhook's is %s: they must agree", w.Name, w.FailurePolicy, cmd.FailurePolicy)
+		}
+		if w.TimeoutSeconds == nil || time.Duration(*w.TimeoutSeconds)*time.Second < cmd.RegistryTimeout+2*time.Second {
+			t.Errorf("%s: timeoutSeconds %v leaves no room for --registry-timeout %s", w.Name, w.TimeoutSeconds, cmd.RegistryTimeout)
 		}
 	}
+	mode, err := inject.ParseMode(cmd.Mode)
+	if err != nil {
+		t.Error(err)
+	}
+	checkJobHooks(t, o, mode)
+	checkPolicy(t, o, cmd.FailurePolicy)
 	var bound []string
 	for _, b := range o.roleBindings {
 		if len(b.Subjects) != 1 || b.Subjects[0].Name != pod.Spec.ServiceAccountName || b.Subjects[0].Namespace != ns {
@@ -115,11 +142,88 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 	if !slices.Equal(bound, secretNamespaces) {
 		t.Errorf("the webhook may read Secrets in %v, want %v", bound, secretNamespaces)
 	}
-	mode, err := inject.ParseMode(cmd.Mode)
-	if err != nil {
-		t.Error(err)
-	}
 	checkReadOnly(t, o, mode != inject.ModePair)
+}
+
+// checkJobHooks: in modes auto and native, each selection of Pods has a
+// webhook for its Jobs, with the same namespaces, called only on CREATE
+// of batch/v1 Jobs, never holding a Job up (Ignore, a short timeout, no
+// second call); in mode pair, where the Job's policy changes nothing,
+// none.
+func checkJobHooks(t *testing.T, o objects, mode inject.Mode) {
+	t.Helper()
+	if mode == inject.ModePair {
+		if len(o.jobHooks) != 0 {
+			t.Errorf("mode pair: Job webhooks %v, want none", slices.Collect(maps.Keys(o.jobHooks)))
+		}
+		return
+	}
+	for which, pods := range o.podHooks {
+		w, ok := o.jobHooks[which]
+		if !ok {
+			t.Errorf("no Job webhook for the selection %s", which)
+			continue
+		}
+		if !equalJSON(w.NamespaceSelector, pods.NamespaceSelector) {
+			t.Errorf("%s: namespaceSelector %+v, want its Pods' %+v", w.Name, w.NamespaceSelector, pods.NamespaceSelector)
+		}
+		if len(w.Rules) != 1 || !slices.Equal(w.Rules[0].APIGroups, []string{"batch"}) || !slices.Equal(w.Rules[0].APIVersions, []string{"v1"}) ||
+			!slices.Equal(w.Rules[0].Resources, []string{"jobs"}) || !slices.Equal(w.Rules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}) {
+			t.Errorf("%s: rules %+v, want CREATE of batch/v1 jobs", w.Name, w.Rules)
+		}
+		if *w.FailurePolicy != admissionregistrationv1.Ignore || *w.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy || *w.TimeoutSeconds > 5 {
+			t.Errorf("%s: failurePolicy %s, reinvocation %s, timeout %d s; want Ignore, Never, at most 5", w.Name, *w.FailurePolicy, *w.ReinvocationPolicy, *w.TimeoutSeconds)
+		}
+	}
+	if len(o.jobHooks) != len(o.podHooks) {
+		t.Errorf("Job webhooks %v for Pod webhooks %v", slices.Collect(maps.Keys(o.jobHooks)), slices.Collect(maps.Keys(o.podHooks)))
+	}
+}
+
+// checkPolicy: the ValidatingAdmissionPolicy is bound once per selection
+// of Pods, with the Pod webhook's namespace and object selectors; it
+// denies with failurePolicy Fail, warns and audits with Ignore, and its
+// own failurePolicy is the chart's.
+func checkPolicy(t *testing.T, o objects, failurePolicy string) {
+	t.Helper()
+	if o.policy == nil {
+		t.Fatal("no ValidatingAdmissionPolicy")
+	}
+	if string(*o.policy.Spec.FailurePolicy) != failurePolicy {
+		t.Errorf("the policy's failurePolicy %s, the webhook's %s", *o.policy.Spec.FailurePolicy, failurePolicy)
+	}
+	want := []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}
+	if failurePolicy == webhook.PolicyIgnore {
+		want = []admissionregistrationv1.ValidationAction{admissionregistrationv1.Warn, admissionregistrationv1.Audit}
+	}
+	bound := map[string]bool{}
+	for _, b := range o.bindings {
+		which := strings.TrimPrefix(b.Name, o.deployment.Name+"-")
+		pods, ok := o.podHooks[which]
+		switch {
+		case !ok:
+			t.Errorf("binding %s: no Pod webhook of selection %s", b.Name, which)
+			continue
+		case b.Spec.PolicyName != o.policy.Name:
+			t.Errorf("binding %s binds %s, not %s", b.Name, b.Spec.PolicyName, o.policy.Name)
+		case !slices.Equal(b.Spec.ValidationActions, want):
+			t.Errorf("binding %s: %v with failurePolicy %s, want %v", b.Name, b.Spec.ValidationActions, failurePolicy, want)
+		}
+		m := b.Spec.MatchResources
+		if m == nil || !equalJSON(m.NamespaceSelector, pods.NamespaceSelector) || !equalJSON(m.ObjectSelector, pods.ObjectSelector) {
+			t.Errorf("binding %s: matchResources %+v, want the selectors of %s", b.Name, m, pods.Name)
+		}
+		bound[which] = true
+	}
+	if len(bound) != len(o.podHooks) {
+		t.Errorf("bindings for %v, Pod webhooks %v", slices.Collect(maps.Keys(bound)), slices.Collect(maps.Keys(o.podHooks)))
+	}
+}
+
+func equalJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
 // checkReadOnly: the webhook's ServiceAccount can create, change or
@@ -222,7 +326,9 @@ func TestObjects(t *testing.T) {
 			check(t, o, tc.secrets)
 			var hooks []string
 			for _, w := range o.config.Webhooks {
-				hooks = append(hooks, w.Name)
+				if strings.Contains(w.Name, ".inject.") {
+					hooks = append(hooks, w.Name)
+				}
 			}
 			if !slices.Equal(hooks, tc.hooks) {
 				t.Errorf("webhooks %v, want %v", hooks, tc.hooks)
@@ -251,6 +357,9 @@ func checkReach(t *testing.T, config *admissionregistrationv1.MutatingWebhookCon
 		}
 		var out []string
 		for _, w := range config.Webhooks {
+			if !strings.Contains(w.Name, ".inject.") {
+				continue // a Job's webhook: its namespaces are checked against its Pods' by checkJobHooks
+			}
 			nsSel, err1 := metav1.LabelSelectorAsSelector(w.NamespaceSelector)
 			objSel, err2 := metav1.LabelSelectorAsSelector(w.ObjectSelector)
 			if err1 != nil || err2 != nil {
