@@ -143,6 +143,7 @@ func (b *bench) analysis() string {
 	}
 	out.WriteString(b.clusterAnalysis())
 	out.WriteString(b.webhookAnalysis())
+	out.WriteString(b.webhookJobsAnalysis())
 	out.WriteString(b.webhookScaleAnalysis())
 	return out.String()
 }

@@ -49,6 +49,7 @@ type webhookEvent struct {
 	UID       string      `json:"uid"`
 	Namespace string      `json:"namespace"`
 	Pod       string      `json:"pod"`
+	Job       string      `json:"job"`
 	Reason    string      `json:"reason"`
 	Addr      string      `json:"addr"`
 	Metrics   string      `json:"metricsAddr"`
