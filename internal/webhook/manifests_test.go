@@ -158,8 +158,7 @@ func TestMatchConditions(t *testing.T) {
 // TestPolicyNames: the ValidatingAdmissionPolicy that refuses a Job's Pod
 // that would never end (e2e's TestPolicyRefusesPodsThatWouldHang proves
 // it through the API server) names what inject names: the record, the
-// skip, the ignore annotation, the wrappers' paths (and the former ones,
-// which uninject still reads), the layout's volumes.
+// skip, the ignore annotation, the wrappers' paths, the layout's volumes.
 func TestPolicyNames(t *testing.T) {
 	s := readShipped(t)
 	var text strings.Builder
@@ -170,7 +169,7 @@ func TestPolicyNames(t *testing.T) {
 		text.WriteString(v.Expression + "\n")
 	}
 	for _, needle := range []string{"'" + inject.AnnotationInjected + "'", "'" + inject.AnnotationSkipped + "'", "'" + inject.Prefix + "ignore'",
-		"'" + inject.JobSignalPath + "'", "'" + inject.SidecarWatchPath + "'", "'" + inject.StateDir + "/bin/job-signal'", "'" + inject.StateDir + "/bin/sidecar-watch'",
+		"'" + inject.JobSignalPath + "'", "'" + inject.SidecarWatchPath + "'",
 		"'" + inject.StateVolume + "'", "'" + inject.BinVolume + "'", "'Job'", "'batch/v1'", "'Always'"} {
 		if !strings.Contains(text.String(), needle) {
 			t.Errorf("the policy's conditions and variables lack %s", needle)
