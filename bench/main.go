@@ -5,7 +5,7 @@
 // latency with real sidecar programs, and, on a real one-node cluster of
 // each pinned Kubernetes version, main exit and Job creation to the Job's
 // Complete condition next to native sidecars and to a Job with no sidecar
-// at all, and what the admission webhook adds to Pod creation. Run it with
+// at all, and what the admission webhook adds to Pod and Job creation. Run it with
 // `make bench`.
 //
 // Every timed moment is taken inside the processes involved (the fake
@@ -33,7 +33,7 @@ func main() {
 	kubernetes := flag.String("kubernetes", "", "the pinned Kubernetes versions the cluster rows run on, comma-separated (v1.30.14 or v1.30); default: every one under e2e/kubernetes/")
 	before := flag.String("before", "", "also build job-signal at this git revision and time its start-up beside this one's")
 	flag.StringVar(&injectReference, "inject-reference", injectReference, "git revision whose plugin the inject rows are measured against in the same run (\"\" for none)")
-	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, stop-real, floor, chain, ready, startup, window, idle, sizes, inject, cluster, slow-stop, webhook, webhook-scale), and print without writing -out")
+	only := flag.String("only", "", "run only the steps whose name matches this regular expression (stop, stop-real, floor, chain, ready, startup, window, idle, sizes, inject, cluster, slow-stop, webhook, webhook-jobs, webhook-scale), and print without writing -out")
 	flag.BoolVar(&mergeRows, "merge", false, "with -only: also put this run's rows into -out, replacing those of the same name, and keep the rest")
 	flag.Parse()
 	if err := run(*out, *scale, *cluster, *base, *only, *kubernetes, *before); err != nil {
@@ -92,7 +92,8 @@ func run(out string, scale float64, cluster bool, base, only, kubernetes, before
 		{"webhook", b.webhookProcess},
 	}
 	if cluster {
-		steps = append(steps, step{"cluster", b.cluster}, step{"slow-stop", b.slowStop}, step{"webhook", b.webhook}, step{"webhook-scale", b.webhookScale})
+		steps = append(steps, step{"cluster", b.cluster}, step{"slow-stop", b.slowStop}, step{"webhook", b.webhook},
+			step{"webhook-jobs", b.webhookJobs}, step{"webhook-scale", b.webhookScale})
 	}
 	for _, s := range steps {
 		if !onlyRE.MatchString(s.name) {

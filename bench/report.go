@@ -144,6 +144,7 @@ func (b *bench) analysis() string {
 	out.WriteString(b.clusterAnalysis())
 	out.WriteString(b.slowStopAnalysis())
 	out.WriteString(b.webhookAnalysis())
+	out.WriteString(b.webhookJobsAnalysis())
 	out.WriteString(b.webhookScaleAnalysis())
 	return out.String()
 }

@@ -8,8 +8,9 @@ import (
 // TestKustomize: the plain path, kubectl apply -k, builds as kustomize
 // builds it (kustomize's own library, tools/helm/kustomize), into the
 // objects of the chart, held to the same checks; its outputs are goldens
-// too. availability-first turns every webhook and the webhook's own
-// policy to Ignore.
+// too. availability-first turns every Pod webhook, the webhook's own
+// policy and the ValidatingAdmissionPolicy's to Ignore, and its bindings
+// to warn (check holds them to the webhook's policy).
 func TestKustomize(t *testing.T) {
 	for _, tc := range []struct {
 		dir, golden string
@@ -28,10 +29,10 @@ func TestKustomize(t *testing.T) {
 			compareGolden(t, filepath.Join("testdata", tc.golden), out)
 			o := decode(t, out)
 			check(t, o, tc.secrets)
-			if len(o.config.Webhooks) < 2 {
+			if len(o.podHooks) < 2 {
 				t.Errorf("%d webhooks, want the chart's", len(o.config.Webhooks))
 			}
-			for _, w := range o.config.Webhooks {
+			for _, w := range o.podHooks {
 				if string(*w.FailurePolicy) != tc.policy {
 					t.Errorf("%s: failurePolicy %s, want %s", w.Name, *w.FailurePolicy, tc.policy)
 				}

@@ -5,7 +5,9 @@ package charts_test
 
 import (
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +41,11 @@ type objects struct {
 	clusterRoles map[string]*rbacv1.ClusterRole
 	roles        map[string]*rbacv1.Role     // by namespace/name
 	other        map[string][]map[string]any // kinds of other APIs (cert-manager, the Prometheus Operator), by kind
+	policy       *admissionregistrationv1.ValidatingAdmissionPolicy
+	bindings     []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	// podHooks and jobHooks are the configuration's webhooks for Pods and
+	// for Jobs, by the selection that is their name's first part.
+	podHooks, jobHooks map[string]admissionregistrationv1.MutatingWebhook
 }
 
 func decode(t *testing.T, out string) objects {
@@ -47,8 +54,21 @@ func decode(t *testing.T, out string) objects {
 	if r.Deployment == nil || r.Config == nil || r.Service == nil {
 		t.Fatal("no Deployment, MutatingWebhookConfiguration or Service rendered")
 	}
-	return objects{deployment: r.Deployment, config: r.Config, service: r.Service, pdb: r.PDB, netpol: r.NetworkPolicy,
-		secrets: r.Secrets, roleBindings: r.RoleBindings, clusterRoles: r.ClusterRoles, roles: r.Roles, other: r.Other}
+	o := objects{deployment: r.Deployment, config: r.Config, service: r.Service, pdb: r.PDB, netpol: r.NetworkPolicy,
+		secrets: r.Secrets, roleBindings: r.RoleBindings, clusterRoles: r.ClusterRoles, roles: r.Roles, other: r.Other,
+		policy: r.Policy, bindings: r.PolicyBindings,
+		podHooks: map[string]admissionregistrationv1.MutatingWebhook{}, jobHooks: map[string]admissionregistrationv1.MutatingWebhook{}}
+	for _, w := range r.Config.Webhooks {
+		switch which, kind, _ := strings.Cut(w.Name, "."); {
+		case strings.HasPrefix(kind, "inject."):
+			o.podHooks[which] = w
+		case strings.HasPrefix(kind, "jobs."):
+			o.jobHooks[which] = w
+		default:
+			t.Fatalf("webhook %s: neither a Pod's (SELECTION.inject.job-signal.dev) nor a Job's (SELECTION.jobs.job-signal.dev)", w.Name)
+		}
+	}
+	return o
 }
 
 // check holds the rendered objects to what the webhook and the API server
@@ -82,11 +102,8 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 	}
 	ns := o.deployment.Namespace
 	for _, w := range o.config.Webhooks {
-		if w.FailurePolicy == nil || string(*w.FailurePolicy) != cmd.FailurePolicy {
-			t.Errorf("%s: failurePolicy %v, the webhook's is %s: they must agree", w.Name, w.FailurePolicy, cmd.FailurePolicy)
-		}
-		if w.TimeoutSeconds == nil || time.Duration(*w.TimeoutSeconds)*time.Second < cmd.RegistryTimeout+2*time.Second {
-			t.Errorf("%s: timeoutSeconds %v leaves no room for --registry-timeout %s", w.Name, w.TimeoutSeconds, cmd.RegistryTimeout)
+		if w.ClientConfig.Service != nil && (w.ClientConfig.Service.Name != o.service.Name || w.ClientConfig.Service.Namespace != ns || *w.ClientConfig.Service.Path != "/mutate") {
+			t.Errorf("%s: calls %s/%s%s, not the chart's Service's /mutate", w.Name, w.ClientConfig.Service.Namespace, w.ClientConfig.Service.Name, *w.ClientConfig.Service.Path)
 		}
 		excluded := slices.ContainsFunc(w.NamespaceSelector.MatchExpressions, func(e metav1.LabelSelectorRequirement) bool {
 			return e.Key == "kubernetes.io/metadata.name" && e.Operator == metav1.LabelSelectorOpNotIn &&
@@ -95,20 +112,25 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 		if !excluded {
 			t.Errorf("%s: kube-system and %s must be excluded by name", w.Name, ns)
 		}
-		if s := w.ClientConfig.Service; s != nil && (s.Name != o.service.Name || s.Namespace != ns || *s.Path != "/mutate") {
-			t.Errorf("%s: calls %s/%s%s, not the chart's Service's /mutate", w.Name, s.Namespace, s.Name, *s.Path)
+	}
+	for _, w := range o.podHooks {
+		if w.FailurePolicy == nil || string(*w.FailurePolicy) != cmd.FailurePolicy {
+			t.Errorf("%s: failurePolicy %v, the webhook's is %s: they must agree", w.Name, w.FailurePolicy, cmd.FailurePolicy)
+		}
+		if w.TimeoutSeconds == nil || time.Duration(*w.TimeoutSeconds)*time.Second < cmd.RegistryTimeout+2*time.Second {
+			t.Errorf("%s: timeoutSeconds %v leaves no room for --registry-timeout %s", w.Name, w.TimeoutSeconds, cmd.RegistryTimeout)
 		}
 	}
+	mode, err := inject.ParseMode(cmd.Mode)
+	if err != nil {
+		t.Error(err)
+	}
+	checkJobHooks(t, o, mode)
+	checkPolicy(t, o, cmd.FailurePolicy)
 	var bound []string
-	detect := 0
 	for _, b := range o.roleBindings {
 		if len(b.Subjects) != 1 || b.Subjects[0].Name != pod.Spec.ServiceAccountName || b.Subjects[0].Namespace != ns {
 			t.Errorf("RoleBinding in %s: subjects %+v, want the webhook's ServiceAccount", b.Namespace, b.Subjects)
-		}
-		if b.RoleRef.Kind == "Role" {
-			detect++
-			checkDetectRole(t, b, o.roles[b.Namespace+"/"+b.RoleRef.Name], ns)
-			continue
 		}
 		bound = append(bound, b.Namespace)
 		role := o.clusterRoles[b.RoleRef.Name]
@@ -120,29 +142,117 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 	if !slices.Equal(bound, secretNamespaces) {
 		t.Errorf("the webhook may read Secrets in %v, want %v", bound, secretNamespaces)
 	}
-	mode, err := inject.ParseMode(cmd.Mode)
-	switch {
-	case err != nil:
-		t.Error(err)
-	case mode == inject.ModePair && detect != 0:
-		t.Errorf("mode pair checks nothing, yet %d RoleBindings let the webhook create Pods", detect)
-	case mode != inject.ModePair && (detect != 1 || cmd.Namespace != ""):
-		t.Errorf("mode %s: %d RoleBindings for the dry run, --namespace=%q; want one, and the Pod's own namespace (%s)", mode, detect, cmd.Namespace, ns)
+	checkReadOnly(t, o, mode != inject.ModePair)
+}
+
+// checkJobHooks: in modes auto and native, each selection of Pods has a
+// webhook for its Jobs, with the same namespaces, called only on CREATE
+// of batch/v1 Jobs, never holding a Job up (Ignore, a short timeout, no
+// second call); in mode pair, where the Job's policy changes nothing,
+// none.
+func checkJobHooks(t *testing.T, o objects, mode inject.Mode) {
+	t.Helper()
+	if mode == inject.ModePair {
+		if len(o.jobHooks) != 0 {
+			t.Errorf("mode pair: Job webhooks %v, want none", slices.Collect(maps.Keys(o.jobHooks)))
+		}
+		return
+	}
+	for which, pods := range o.podHooks {
+		w, ok := o.jobHooks[which]
+		if !ok {
+			t.Errorf("no Job webhook for the selection %s", which)
+			continue
+		}
+		if !equalJSON(w.NamespaceSelector, pods.NamespaceSelector) {
+			t.Errorf("%s: namespaceSelector %+v, want its Pods' %+v", w.Name, w.NamespaceSelector, pods.NamespaceSelector)
+		}
+		if len(w.Rules) != 1 || !slices.Equal(w.Rules[0].APIGroups, []string{"batch"}) || !slices.Equal(w.Rules[0].APIVersions, []string{"v1"}) ||
+			!slices.Equal(w.Rules[0].Resources, []string{"jobs"}) || !slices.Equal(w.Rules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}) {
+			t.Errorf("%s: rules %+v, want CREATE of batch/v1 jobs", w.Name, w.Rules)
+		}
+		if *w.FailurePolicy != admissionregistrationv1.Ignore || *w.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy || *w.TimeoutSeconds > 5 {
+			t.Errorf("%s: failurePolicy %s, reinvocation %s, timeout %d s; want Ignore, Never, at most 5", w.Name, *w.FailurePolicy, *w.ReinvocationPolicy, *w.TimeoutSeconds)
+		}
+	}
+	if len(o.jobHooks) != len(o.podHooks) {
+		t.Errorf("Job webhooks %v for Pod webhooks %v", slices.Collect(maps.Keys(o.jobHooks)), slices.Collect(maps.Keys(o.podHooks)))
 	}
 }
 
-// checkDetectRole: the one right to create anything is create on pods, in
-// the webhook's own namespace, for the dry run that asks whether the API
-// server keeps native sidecars.
-func checkDetectRole(t *testing.T, b *rbacv1.RoleBinding, role *rbacv1.Role, ns string) {
+// checkPolicy: the ValidatingAdmissionPolicy is bound once per selection
+// of Pods, with the Pod webhook's namespace and object selectors; it
+// denies with failurePolicy Fail, warns and audits with Ignore, and its
+// own failurePolicy is the chart's.
+func checkPolicy(t *testing.T, o objects, failurePolicy string) {
 	t.Helper()
-	if b.Namespace != ns || role == nil {
-		t.Errorf("RoleBinding %s/%s binds Role %s: want one in the webhook's namespace %s, of a Role there", b.Namespace, b.Name, b.RoleRef.Name, ns)
-		return
+	if o.policy == nil {
+		t.Fatal("no ValidatingAdmissionPolicy")
 	}
-	if len(role.Rules) != 1 || !slices.Equal(role.Rules[0].APIGroups, []string{""}) || !slices.Equal(role.Rules[0].Resources, []string{"pods"}) ||
-		!slices.Equal(role.Rules[0].Verbs, []string{"create"}) || len(role.Rules[0].ResourceNames) != 0 {
-		t.Errorf("Role %s/%s: %+v, want create on pods only", role.Namespace, role.Name, role.Rules)
+	if string(*o.policy.Spec.FailurePolicy) != failurePolicy {
+		t.Errorf("the policy's failurePolicy %s, the webhook's %s", *o.policy.Spec.FailurePolicy, failurePolicy)
+	}
+	want := []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}
+	if failurePolicy == webhook.PolicyIgnore {
+		want = []admissionregistrationv1.ValidationAction{admissionregistrationv1.Warn, admissionregistrationv1.Audit}
+	}
+	bound := map[string]bool{}
+	for _, b := range o.bindings {
+		which := strings.TrimPrefix(b.Name, o.deployment.Name+"-")
+		pods, ok := o.podHooks[which]
+		switch {
+		case !ok:
+			t.Errorf("binding %s: no Pod webhook of selection %s", b.Name, which)
+			continue
+		case b.Spec.PolicyName != o.policy.Name:
+			t.Errorf("binding %s binds %s, not %s", b.Name, b.Spec.PolicyName, o.policy.Name)
+		case !slices.Equal(b.Spec.ValidationActions, want):
+			t.Errorf("binding %s: %v with failurePolicy %s, want %v", b.Name, b.Spec.ValidationActions, failurePolicy, want)
+		}
+		m := b.Spec.MatchResources
+		if m == nil || !equalJSON(m.NamespaceSelector, pods.NamespaceSelector) || !equalJSON(m.ObjectSelector, pods.ObjectSelector) {
+			t.Errorf("binding %s: matchResources %+v, want the selectors of %s", b.Name, m, pods.Name)
+		}
+		bound[which] = true
+	}
+	if len(bound) != len(o.podHooks) {
+		t.Errorf("bindings for %v, Pod webhooks %v", slices.Collect(maps.Keys(bound)), slices.Collect(maps.Keys(o.podHooks)))
+	}
+}
+
+func equalJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// checkReadOnly: the webhook's ServiceAccount can create, change or
+// delete nothing: every rule of every role is get, list or watch, and no
+// Role is rendered; it may list and watch Nodes exactly when its mode
+// reads them (auto, native).
+func checkReadOnly(t *testing.T, o objects, readsNodes bool) {
+	t.Helper()
+	if len(o.roles) != 0 {
+		t.Errorf("Roles rendered: %v; the webhook needs none", slices.Collect(maps.Keys(o.roles)))
+	}
+	nodes := false
+	for name, role := range o.clusterRoles {
+		for _, r := range role.Rules {
+			for _, v := range r.Verbs {
+				if v != "get" && v != "list" && v != "watch" {
+					t.Errorf("ClusterRole %s grants %s on %v: the webhook reads only", name, v, r.Resources)
+				}
+			}
+			if slices.Contains(r.Resources, "nodes") {
+				nodes = true
+				if !slices.Equal(r.Verbs, []string{"list", "watch"}) || len(r.ResourceNames) != 0 {
+					t.Errorf("ClusterRole %s: nodes %v, want list and watch", name, r.Verbs)
+				}
+			}
+		}
+	}
+	if nodes != readsNodes {
+		t.Errorf("may read Nodes: %v; want %v (the modes that read them: auto, native)", nodes, readsNodes)
 	}
 }
 
@@ -216,7 +326,9 @@ func TestObjects(t *testing.T) {
 			check(t, o, tc.secrets)
 			var hooks []string
 			for _, w := range o.config.Webhooks {
-				hooks = append(hooks, w.Name)
+				if strings.Contains(w.Name, ".inject.") {
+					hooks = append(hooks, w.Name)
+				}
 			}
 			if !slices.Equal(hooks, tc.hooks) {
 				t.Errorf("webhooks %v, want %v", hooks, tc.hooks)
@@ -245,6 +357,9 @@ func checkReach(t *testing.T, config *admissionregistrationv1.MutatingWebhookCon
 		}
 		var out []string
 		for _, w := range config.Webhooks {
+			if !strings.Contains(w.Name, ".inject.") {
+				continue // a Job's webhook: its namespaces are checked against its Pods' by checkJobHooks
+			}
 			nsSel, err1 := metav1.LabelSelectorAsSelector(w.NamespaceSelector)
 			objSel, err2 := metav1.LabelSelectorAsSelector(w.ObjectSelector)
 			if err1 != nil || err2 != nil {

@@ -54,11 +54,20 @@ func renderChart(t *testing.T, set ...string) (source string, objects []runtime.
 	return source, decodeAll(t, source, stdout.Bytes())
 }
 
-// chartRegistration is the chart's MutatingWebhookConfiguration for a
-// webhook served at url whose certificate caPEM signed (the chart's url
-// and certificates.source=secret values), with failurePolicy policy
-// (empty: the chart's default).
-func chartRegistration(t *testing.T, url string, caPEM []byte, policy admissionregistrationv1.FailurePolicyType) *admissionregistrationv1.MutatingWebhookConfiguration {
+// chartAdmission is what the chart registers with the API server: the
+// MutatingWebhookConfiguration and the ValidatingAdmissionPolicy with its
+// bindings.
+type chartAdmission struct {
+	config   *admissionregistrationv1.MutatingWebhookConfiguration
+	policy   *admissionregistrationv1.ValidatingAdmissionPolicy
+	bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+}
+
+// chartRegistration is the chart's admission objects for a webhook served
+// at url whose certificate caPEM signed (the chart's url and
+// certificates.source=secret values), with failurePolicy policy (empty:
+// the chart's default).
+func chartRegistration(t *testing.T, url string, caPEM []byte, policy admissionregistrationv1.FailurePolicyType) chartAdmission {
 	t.Helper()
 	set := []string{"url=" + url, "certificates.source=secret", "certificates.caBundle=" + base64.StdEncoding.EncodeToString(caPEM)}
 	if policy != "" {
@@ -66,18 +75,25 @@ func chartRegistration(t *testing.T, url string, caPEM []byte, policy admissionr
 	}
 	source, objects := renderChart(t, set...)
 	var found []*admissionregistrationv1.MutatingWebhookConfiguration
+	var a chartAdmission
 	for _, obj := range objects {
-		if cfg, ok := obj.(*admissionregistrationv1.MutatingWebhookConfiguration); ok {
-			found = append(found, cfg)
+		switch o := obj.(type) {
+		case *admissionregistrationv1.MutatingWebhookConfiguration:
+			found = append(found, o)
+		case *admissionregistrationv1.ValidatingAdmissionPolicy:
+			a.policy = o
+		case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+			a.bindings = append(a.bindings, o)
 		}
 	}
-	if len(found) != 1 {
-		t.Fatalf("%s: %d MutatingWebhookConfigurations, want 1", source, len(found))
+	if len(found) != 1 || a.policy == nil || len(a.bindings) == 0 {
+		t.Fatalf("%s: %d MutatingWebhookConfigurations, policy %v, %d bindings; want 1, one and some", source, len(found), a.policy != nil, len(a.bindings))
 	}
 	for _, w := range found[0].Webhooks {
 		if w.ClientConfig.URL == nil || *w.ClientConfig.URL != url || w.ClientConfig.Service != nil {
 			t.Fatalf("%s: webhook %s is not registered by the url value: %+v", source, w.Name, w.ClientConfig)
 		}
 	}
-	return found[0]
+	a.config = found[0]
+	return a
 }

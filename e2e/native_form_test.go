@@ -22,8 +22,7 @@ import (
 
 // chartModeFlags are the webhook's flags for the chart's mode value, as
 // the chart's Deployment gives them (what `helm install --set mode=MODE`
-// runs): --mode and --detect-interval. startWebhook gives the namespace
-// the chart's Role lets it check the cluster in, its Pod's.
+// runs): --mode and --detect-interval.
 func chartModeFlags(t *testing.T, mode inject.Mode) []string {
 	t.Helper()
 	source, objects := renderChart(t, "mode="+string(mode))

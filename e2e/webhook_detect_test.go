@@ -10,7 +10,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/job-signal/job-signal/inject"
@@ -18,44 +20,57 @@ import (
 )
 
 // TestDetect asks the real API server, as kubeapi.Detect does for the
-// webhook: on a cluster with native sidecars (1.37) it keeps the dry-run
-// Pod's restartPolicy Always, on one with the SidecarContainers gate off
-// (1.30 here) it drops it; the version is the API server's. As the shipped
-// ServiceAccount, the shipped Role lets it ask in the webhook's namespace
-// and nowhere else, and nothing is stored.
+// plugin (the webhook watches the same facts): its version and every
+// Node's kubelet version give native sidecars on 1.37 and none on 1.30.
+// As the shipped ServiceAccount, the shipped ClusterRole lets it list the
+// Nodes, and it creates nothing.
 func TestDetect(t *testing.T) {
 	t.Parallel()
-	s := newSpace(t, "detect")
 	want := inject.Cluster{Known: true, NativeSidecars: kube.Features().NativeSidecars, Version: kube.Version().Kube}
-	ctx, cancel := context.WithTimeout(s.ctx, 2*kubeapi.DetectTimeout)
-	defer cancel()
-
-	got, err := kubeapi.Detect(ctx, kube.RESTConfig(), s.ns)
-	if err != nil || got != want {
-		t.Errorf("as the admin, in %s: %+v, %v; want %+v", s.ns, got, err, want)
+	if !want.NativeSidecars {
+		want.Reason = "the API server is " + want.Version + ", before 1.33"
 	}
-
+	ctx, cancel := context.WithTimeout(t.Context(), 2*kubeapi.DetectTimeout)
+	defer cancel()
+	got, err := kubeapi.Detect(ctx, kube.RESTConfig())
+	if err != nil || got != want {
+		t.Errorf("as the admin: %+v, %v; want %+v", got, err, want)
+	}
 	config, err := clientcmd.BuildConfigFromFlags("", webhookKubeconfig(t, t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err = kubeapi.Detect(ctx, config, chartNamespace)
+	got, err = kubeapi.Detect(ctx, config)
 	if err != nil || got != want {
-		t.Errorf("as the webhook's ServiceAccount, in %s: %+v, %v; want %+v", chartNamespace, got, err, want)
+		t.Errorf("as the webhook's ServiceAccount: %+v, %v; want %+v", got, err, want)
 	}
-	_, err = kubeapi.Detect(ctx, config, s.ns)
-	if err == nil || !strings.Contains(err.Error(), "forbidden") || !strings.Contains(err.Error(), "Role") {
-		t.Errorf("as the webhook's ServiceAccount, in %s (not its namespace): %v; want forbidden, naming the Role", s.ns, err)
-	}
+}
 
-	for _, ns := range []string{s.ns, chartNamespace} {
-		pods, err := kube.Client().CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pods.Items {
-			if strings.HasPrefix(p.Name, "job-signal-detect-") {
-				t.Errorf("the dry run stored Pod %s/%s", ns, p.Name)
+// TestWebhookCannotCreatePods asks the real API server, as the shipped
+// ServiceAccount with the shipped RBAC: a Pod create, in the webhook's own
+// namespace or any other, is refused, and a dry run too: it may create
+// nothing.
+func TestWebhookCannotCreatePods(t *testing.T) {
+	t.Parallel()
+	s := newSpace(t, "webhook-rbac")
+	config, err := clientcmd.BuildConfigFromFlags("", webhookKubeconfig(t, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "escalate"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Name: "c", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}}}},
+	}
+	for _, ns := range []string{chartNamespace, s.ns} {
+		for _, dry := range [][]string{nil, {metav1.DryRunAll}} {
+			_, err := client.CoreV1().Pods(ns).Create(s.ctx, pod, metav1.CreateOptions{DryRun: dry})
+			if !apierrors.IsForbidden(err) {
+				t.Errorf("create a Pod in %s (dry run %v) as the webhook's ServiceAccount: %v, want forbidden", ns, dry != nil, err)
 			}
 		}
 	}
@@ -92,7 +107,7 @@ func TestWebhookDetectsNativeSidecars(t *testing.T) {
 
 	registerWebhook(t, hook.addr, s.ns) // its probe Pod is injected and counted too
 	counted := func(form string) float64 {
-		return hook.metric(t, `job_signal_webhook_injected_pods_total{form="`+form+`"}`)
+		return hook.metricSum(t, `job_signal_webhook_injected_pods_total{form="`+form+`",`)
 	}
 	before := map[string]float64{"pair": counted("pair"), "native": counted("native")}
 	job := baselineJob("classic-sidecar", false)

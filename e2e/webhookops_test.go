@@ -12,14 +12,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/job-signal/job-signal/inject"
 )
@@ -44,6 +48,14 @@ func enableNamespace(t *testing.T, args ...string) {
 // starts with series (name and labels as written), 0 when there is none.
 func (w *webhookProcess) metric(t *testing.T, series string) float64 {
 	t.Helper()
+	return w.metricSum(t, series+" ")
+}
+
+// metricSum is the sum of the samples of the webhook's /metrics whose
+// line starts with prefix: a name and its first labels
+// (`NAME{form="pair",`), whatever the labels after them.
+func (w *webhookProcess) metricSum(t *testing.T, prefix string) float64 {
+	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(w.ca)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
@@ -53,16 +65,19 @@ func (w *webhookProcess) metric(t *testing.T, series string) float64 {
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, 4<<20))
+	sum := 0.0
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			if err != nil {
-				t.Fatalf("/metrics: %s: %v", sc.Text(), err)
-			}
-			return v
+		if !strings.HasPrefix(sc.Text(), prefix) {
+			continue
 		}
+		line := sc.Text()
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64) // the value ends the line: no timestamps here
+		if err != nil {
+			t.Fatalf("/metrics: %s: %v", sc.Text(), err)
+		}
+		sum += v
 	}
-	return 0
+	return sum
 }
 
 // failedCreates is the messages of the Job controller's FailedCreate
@@ -112,11 +127,13 @@ func (s *space) waitFailedCreates(jobs []string, text string, timeout time.Durat
 
 // registerWebhook registers the chart's MutatingWebhookConfiguration for
 // the webhook at addr, rendered with its URL and the cluster's CA
-// (chartRegistration); each webhook's namespaceSelector also requires one
-// of the given namespaces, so that tests running at the same time do not
-// reach each other's webhook. Selectors, failurePolicy, timeout and
-// reinvocation stay as the chart makes them. It returns once the API
-// server calls the webhook.
+// (chartRegistration), and its ValidatingAdmissionPolicy (registerPolicy);
+// each webhook's namespaceSelector, and each binding's, also requires
+// one of the given namespaces, so that tests running at the same time do
+// not reach each other's webhook. The configuration's name is the chart's
+// with the first namespace after it: it sorts where the chart's does.
+// Selectors, failurePolicy, timeout and reinvocation stay as the chart
+// makes them. It returns once the API server calls the webhook.
 func registerWebhook(t *testing.T, addr string, namespaces ...string) {
 	t.Helper()
 	registerWebhookPolicy(t, addr, "", namespaces...)
@@ -133,19 +150,25 @@ func downWebhook(t *testing.T, namespace string) *webhookProcess {
 	return hook
 }
 
+// inNamespaces is a selector term for the test's namespaces.
+func inNamespaces(namespaces []string) metav1.LabelSelectorRequirement {
+	return metav1.LabelSelectorRequirement{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: namespaces}
+}
+
 // registerWebhookPolicy is registerWebhook with another failurePolicy
 // (the chart's failurePolicy value; empty: its default).
 func registerWebhookPolicy(t *testing.T, addr string, policy admissionregistrationv1.FailurePolicyType, namespaces ...string) {
 	t.Helper()
-	cfg := chartRegistration(t, "https://"+addr+"/mutate", kube.CAPEM(), policy)
-	cfg.Name = "job-signal-webhook-" + namespaces[0]
+	chart := chartRegistration(t, "https://"+addr+"/mutate", kube.CAPEM(), policy)
+	registerPolicy(t, chart, namespaces...)
+	cfg := chart.config
+	cfg.Name += "-" + namespaces[0]
 	for i := range cfg.Webhooks {
 		w := &cfg.Webhooks[i]
 		if w.NamespaceSelector == nil {
 			w.NamespaceSelector = &metav1.LabelSelector{}
 		}
-		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: namespaces})
+		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, inNamespaces(namespaces))
 	}
 	hooks := kube.Client().AdmissionregistrationV1().MutatingWebhookConfigurations()
 	if _, err := hooks.Create(t.Context(), cfg, metav1.CreateOptions{}); err != nil {
@@ -180,4 +203,112 @@ func registerWebhookPolicy(t *testing.T, addr string, policy admissionregistrati
 		}
 		time.Sleep(100 * time.Millisecond) // the API server's informer has no event for us: poll, bounded
 	}
+}
+
+// policyMessage starts every message of the chart's policy.
+const policyMessage = "job-signal: "
+
+// registerPolicy creates the chart's ValidatingAdmissionPolicy and its
+// bindings, named after the first of namespaces and bound to them only,
+// and returns once the API server applies them: a dry-run creation of a
+// Job's Pod with two containers there (no webhook registered for it yet)
+// is refused, or, with failurePolicy Ignore, warned about.
+func registerPolicy(t *testing.T, chart chartAdmission, namespaces ...string) {
+	t.Helper()
+	api := kube.Client().AdmissionregistrationV1()
+	policy := chart.policy.DeepCopy()
+	policy.Name += "-" + namespaces[0]
+	if _, err := api.ValidatingAdmissionPolicies().Create(t.Context(), policy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := api.ValidatingAdmissionPolicies().Delete(ctx, policy.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete ValidatingAdmissionPolicy %s: %v", policy.Name, err)
+		}
+	})
+	warn := false
+	for _, b := range chart.bindings {
+		b = b.DeepCopy()
+		b.Name += "-" + namespaces[0]
+		b.Spec.PolicyName = policy.Name
+		warn = warn || slices.Contains(b.Spec.ValidationActions, admissionregistrationv1.Warn)
+		sel := b.Spec.MatchResources.NamespaceSelector
+		sel.MatchExpressions = append(sel.MatchExpressions, inNamespaces(namespaces))
+		if _, err := api.ValidatingAdmissionPolicyBindings().Create(t.Context(), b, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := api.ValidatingAdmissionPolicyBindings().Delete(ctx, b.Name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("delete ValidatingAdmissionPolicyBinding %s: %v", b.Name, err)
+			}
+		})
+	}
+	warnings := &warningRecorder{}
+	config := kube.RESTConfig()
+	config.WarningHandler = warnings
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Labelled enabled: one binding or the other takes it, whether its
+	// namespace is labelled or not.
+	probe := jobOwnedPod("policy-probe", busyboxContainer("main"), busyboxContainer("sidecar"))
+	probe.Labels = map[string]string{inject.LabelInject: "enabled"}
+	registered := time.Now()
+	deadline := registered.Add(30 * time.Second)
+	for {
+		_, err := client.CoreV1().Pods(namespaces[0]).Create(t.Context(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		applied := err != nil && strings.Contains(err.Error(), policyMessage)
+		if warn {
+			applied = err == nil && warnings.saw(policyMessage)
+		}
+		if applied {
+			t.Logf("the API server applies policy %s %v after its registration", policy.Name, time.Since(registered).Round(time.Millisecond))
+			return
+		}
+		if err != nil && !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
+			t.Fatalf("the policy's probe: %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the API server does not apply the policy %s 30 s after its registration (last probe: %v)", policy.Name, err)
+		}
+		time.Sleep(100 * time.Millisecond) // the API server's informer has no event for us: poll, bounded
+	}
+}
+
+// warningRecorder keeps the warnings the API server sends a client.
+type warningRecorder struct {
+	mu   sync.Mutex
+	text []string
+}
+
+func (w *warningRecorder) HandleWarningHeader(code int, agent, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.text = append(w.text, text)
+}
+
+func (w *warningRecorder) saw(substring string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.ContainsFunc(w.text, func(s string) bool { return strings.Contains(s, substring) })
+}
+
+// jobOwnedPod is a Pod as a Job's controller would create it (its owner a
+// batch/v1 Job that need not exist), with containers.
+func jobOwnedPod(name string, containers ...corev1.Container) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: "batch/v1", Kind: "Job", Name: name, UID: "00000000-0000-0000-0000-00000000000f"}}},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: containers},
+	}
+}
+
+// busyboxContainer is a container of the suite's busybox that exits at once.
+func busyboxContainer(name string) corev1.Container {
+	return corev1.Container{Name: name, Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}}
 }

@@ -49,6 +49,7 @@ type webhookEvent struct {
 	UID       string      `json:"uid"`
 	Namespace string      `json:"namespace"`
 	Pod       string      `json:"pod"`
+	Job       string      `json:"job"`
 	Reason    string      `json:"reason"`
 	Addr      string      `json:"addr"`
 	Metrics   string      `json:"metricsAddr"`
@@ -58,6 +59,9 @@ type webhookEvent struct {
 	Mode           string `json:"mode"`
 	NativeSidecars *bool  `json:"nativeSidecars"`
 	KubeVersion    string `json:"kubeVersion"`
+	// A Node that holds native sidecars back, or no longer does.
+	Node           string `json:"node"`
+	KubeletVersion string `json:"kubeletVersion"`
 }
 
 // logDuration is a duration in a log line, written as Go writes it
@@ -80,8 +84,8 @@ func (d *logDuration) UnmarshalJSON(b []byte) error {
 // port); it returns once the webhook has said where it listens. Its mode
 // is pair unless flags give --mode: the tests that assert job-signal's
 // pair ask for it, where the shipped auto would give native sidecars on a
-// cluster that has them. Its namespace is the shipped one, where the
-// shipped Role lets it create the dry-run Pod that checks the cluster.
+// cluster that has them. In modes auto and native it reads the Nodes,
+// as the shipped ClusterRole lets it.
 func startWebhook(t *testing.T, flags ...string) *webhookProcess {
 	t.Helper()
 	return startWebhookBinary(t, filepath.Join(workBin(), "job-signal-webhook"), nil, flags...)
@@ -106,7 +110,7 @@ func startWebhookBinary(t *testing.T, bin string, env []string, flags ...string)
 	}
 	args := append([]string{"--listen=127.0.0.1:0", "--tls-cert-file=" + cert, "--tls-key-file=" + key,
 		"--kubeconfig=" + webhookKubeconfig(t, dir), "--log-format=json", "--log-level=debug",
-		"--mode=pair", "--namespace=" + chartNamespace}, flags...)
+		"--mode=pair"}, flags...)
 	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), ca: kube.CAPEM(), exited: make(chan struct{})}
 	logFile, err := os.Create(w.logPath)
 	if err != nil {
@@ -197,8 +201,6 @@ type shippedWebhook struct {
 	serviceAccount *corev1.ServiceAccount
 	roles          []*rbacv1.ClusterRole
 	bindings       []*rbacv1.ClusterRoleBinding
-	nsRoles        []*rbacv1.Role        // in its own namespace: the dry run's
-	nsBindings     []*rbacv1.RoleBinding // likewise
 	config         *admissionregistrationv1.MutatingWebhookConfiguration
 }
 
@@ -214,10 +216,6 @@ func readShippedWebhook(t *testing.T) shippedWebhook {
 			s.roles = append(s.roles, o)
 		case *rbacv1.ClusterRoleBinding:
 			s.bindings = append(s.bindings, o)
-		case *rbacv1.Role:
-			s.nsRoles = append(s.nsRoles, o)
-		case *rbacv1.RoleBinding:
-			s.nsBindings = append(s.nsBindings, o)
 		case *admissionregistrationv1.MutatingWebhookConfiguration:
 			s.config = o
 		}
@@ -234,11 +232,10 @@ var webhookRBAC struct {
 }
 
 // webhookKubeconfig creates, once, the shipped Namespace, ServiceAccount,
-// ClusterRoles and ClusterRoleBinding, the Role and RoleBinding in its
-// namespace (the dry run's), and writes a kubeconfig with a token
-// of that ServiceAccount: the webhook reads LimitRanges, and pull secrets
-// where enableNamespace let it, with exactly the rights the manifests
-// give it.
+// ClusterRoles and ClusterRoleBinding, and writes a kubeconfig with a
+// token of that ServiceAccount: the webhook reads LimitRanges and Nodes,
+// and pull secrets where enableNamespace let it, with exactly the rights
+// the manifests give it.
 func webhookKubeconfig(t *testing.T, dir string) string {
 	t.Helper()
 	s := readShippedWebhook(t)
@@ -260,14 +257,6 @@ func webhookKubeconfig(t *testing.T, dir string) string {
 		}
 		for _, binding := range s.bindings {
 			_, err = client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
-			create(err)
-		}
-		for _, role := range s.nsRoles {
-			_, err = client.RbacV1().Roles(role.Namespace).Create(ctx, role, metav1.CreateOptions{})
-			create(err)
-		}
-		for _, binding := range s.nsBindings {
-			_, err = client.RbacV1().RoleBindings(binding.Namespace).Create(ctx, binding, metav1.CreateOptions{})
 			create(err)
 		}
 	})

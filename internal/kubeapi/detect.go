@@ -3,8 +3,8 @@ package kubeapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,102 +12,105 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/job-signal/job-signal/inject"
-	jsversion "github.com/job-signal/job-signal/internal/version"
 )
 
-// DetectTimeout bounds one Detect: two small requests to the API server.
+// DetectTimeout bounds one Detect: the API server's version, then the
+// Nodes a page at a time.
 const DetectTimeout = 10 * time.Second
 
-// maxDetectAnswer bounds each answer Detect reads: a version is a few
-// hundred bytes, the dry-run Pod a few KiB (more if other webhooks add
-// to it).
-const maxDetectAnswer = 1 << 20
+// NodePage is how many Nodes one list request asks for. A Node is a few
+// KiB to a few tens of KiB (its images, its conditions): a page stays
+// well within MaxAnswer, and a cluster of thousands of Nodes is read in a
+// few dozen requests, never held whole.
+const NodePage = 100
 
-// DetectContainer is the name of the dry-run Pod's init container, which
-// Detect looks for in the answer (other webhooks may add their own).
-const DetectContainer = "detect-sidecar"
+// maxNodePages bounds the pages one listing follows: 100,000 Nodes, far
+// past any cluster, so that a server that keeps answering "continue" ends.
+const maxNodePages = 1000
 
-// Detect asks the API server what the cluster offers job-signal: its
-// version, and whether it keeps an init container's restartPolicy
-// Always (native sidecars), by a server-side dry run of such a Pod in
-// namespace. Where the feature is off (before Kubernetes 1.29, or the
-// SidecarContainers gate off) the API server drops the field silently,
-// so the version alone cannot tell; the dry run stores nothing.
-// It gives up after DetectTimeout, or ctx's deadline if sooner.
-func Detect(ctx context.Context, config *rest.Config, namespace string) (inject.Cluster, error) {
-	if namespace == "" {
-		return inject.Cluster{}, errors.New("detect: no namespace to ask in")
-	}
+// Detect says what the cluster offers job-signal, as inject.ClusterFrom
+// decides it from the API server's version (/version) and every Node's
+// kubelet version (status.nodeInfo.kubeletVersion): native sidecars only
+// where all of them have them. It creates nothing and needs get on
+// /version (every authenticated user has it) and list on nodes. It gives
+// up after DetectTimeout, or ctx's deadline if sooner. An error wraps the
+// API server's (apierrors.IsForbidden tells a user without list on
+// nodes).
+func Detect(ctx context.Context, config *rest.Config) (inject.Cluster, error) {
 	ctx, cancel := context.WithTimeout(ctx, DetectTimeout)
 	defer cancel()
-	client, err := CoreClient(Bounded(config, maxDetectAnswer))
+	client, err := CoreClient(Bounded(config, MaxAnswer))
 	if err != nil {
 		return inject.Cluster{}, fmt.Errorf("detect: %w", err)
 	}
+	server, err := ServerVersion(ctx, client)
+	if err != nil {
+		return inject.Cluster{}, err
+	}
+	nodes, err := Nodes(ctx, client)
+	if err != nil {
+		return inject.Cluster{}, err
+	}
+	return inject.ClusterFrom(server, nodes), nil
+}
+
+// ServerVersion reads the API server's version (its gitVersion, v1.37.2)
+// with client, whose answers should be bounded (Bounded).
+func ServerVersion(ctx context.Context, client rest.Interface) (string, error) {
 	var v version.Info
 	body, err := client.Get().AbsPath("/version").DoRaw(ctx)
 	if err == nil {
 		err = json.Unmarshal(body, &v)
 	}
-	if err != nil {
-		return inject.Cluster{}, fmt.Errorf("read the API server's version: %w", err)
+	if err == nil && v.GitVersion == "" {
+		err = fmt.Errorf("the answer has no gitVersion")
 	}
-	got := &corev1.Pod{}
-	err = client.Post().Namespace(namespace).Resource("pods").
-		Param("dryRun", metav1.DryRunAll).Param("fieldValidation", "Ignore").
-		Body(DetectPod(namespace)).Do(ctx).Into(got)
 	if err != nil {
-		if apierrors.IsForbidden(err) {
-			err = fmt.Errorf("%w (it needs create on pods in %s, for a dry run that stores nothing: the chart's Role gives it)", err, namespace)
-		}
-		return inject.Cluster{}, fmt.Errorf("ask the API server whether it keeps a native sidecar (a dry-run Pod in namespace %s): %w", namespace, err)
+		return "", fmt.Errorf("read the API server's version: %w", err)
 	}
-	native, err := keptNativeSidecar(got)
-	if err != nil {
-		return inject.Cluster{}, fmt.Errorf("the API server's answer to a dry-run Pod in namespace %s: %w", namespace, err)
-	}
-	return inject.Cluster{Known: true, NativeSidecars: native, Version: v.GitVersion}, nil
+	return v.GitVersion, nil
 }
 
-// DetectPod is the Pod Detect asks the API server to create in a dry
-// run: one main container and one native sidecar (an init container with
-// restartPolicy Always). It is labelled job-signal.dev/inject=disabled,
-// has one container and no owner, so job-signal's webhook is never sent
-// it; it meets the restricted Pod Security Standard, so a namespace that
-// enforces it admits it; nothing of it runs or is stored.
-func DetectPod(namespace string) *corev1.Pod {
-	security := &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		RunAsNonRoot:             ptr.To(true),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
-	container := func(name string, restart *corev1.ContainerRestartPolicy) corev1.Container {
-		return corev1.Container{Name: name, Image: jsversion.Image, RestartPolicy: restart, SecurityContext: security}
-	}
-	return &corev1.Pod{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "job-signal-detect-", Namespace: namespace,
-			Labels: map[string]string{inject.LabelInject: "disabled"}},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                corev1.RestartPolicyNever,
-			AutomountServiceAccountToken: ptr.To(false),
-			InitContainers:               []corev1.Container{container(DetectContainer, ptr.To(corev1.ContainerRestartPolicyAlways))},
-			Containers:                   []corev1.Container{container("main", nil)},
-		},
-	}
-}
-
-// keptNativeSidecar reads the answer to DetectPod: native sidecars iff
-// its init container kept restartPolicy Always.
-func keptNativeSidecar(pod *corev1.Pod) (bool, error) {
-	for _, c := range pod.Spec.InitContainers {
-		if c.Name == DetectContainer {
-			return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways, nil
+// Nodes lists every Node's name and kubelet version, NodePage at a time
+// (each page bounded by the client), keeping only those two facts of
+// each.
+func Nodes(ctx context.Context, client rest.Interface) ([]inject.Node, error) {
+	var nodes []inject.Node
+	next := ""
+	for range maxNodePages {
+		var list corev1.NodeList
+		err := client.Get().Resource("nodes").
+			Param("limit", strconv.Itoa(NodePage)).Param("continue", next).
+			Do(ctx).Into(&list)
+		if err != nil {
+			if apierrors.IsForbidden(err) {
+				err = fmt.Errorf("%w (reading every Node's kubelet version needs list on nodes: the chart's ClusterRole gives it)", err)
+			}
+			return nil, fmt.Errorf("list the Nodes: %w", err)
+		}
+		for i := range list.Items {
+			nodes = append(nodes, NodeOf(&list.Items[i]))
+		}
+		if next = list.Continue; next == "" {
+			return nodes, nil
 		}
 	}
-	return false, fmt.Errorf("init container %s is missing", DetectContainer)
+	return nil, fmt.Errorf("list the Nodes: still more after %d pages of %d", maxNodePages, NodePage)
+}
+
+// NodeOf is what the choice of form reads of a Node.
+func NodeOf(n *corev1.Node) inject.Node {
+	return inject.Node{Name: n.Name, KubeletVersion: n.Status.NodeInfo.KubeletVersion}
+}
+
+// nodeSummary is a Node cut down to what NodeOf reads, and what an
+// informer's store needs (its name and resource version): a few dozen
+// bytes where the Node was kilobytes.
+func nodeSummary(n *corev1.Node) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, ResourceVersion: n.ResourceVersion},
+		Status:     corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{KubeletVersion: n.Status.NodeInfo.KubeletVersion}},
+	}
 }

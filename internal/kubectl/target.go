@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -88,10 +89,12 @@ func byVersion(c inject.Cluster) inject.Cluster {
 }
 
 // ask asks the cluster of the kubeconfig what it offers, within
-// detectTimeout; a cluster that cannot be reached, or does not let the
-// user ask (a dry-run Pod needs create on pods), is an unknown one.
+// detectTimeout, as the webhook reads it (kubeapi.Detect: the API
+// server's version and every Node's kubelet version); a cluster that
+// cannot be reached, or does not let the user list its Nodes, is an
+// unknown one, and the note says which.
 func (c Cluster) ask(ctx context.Context) detected {
-	config, namespace, why, err := c.config()
+	config, _, why, err := c.config()
 	switch {
 	case err != nil:
 		return detected{unknown: err.Error()}
@@ -100,8 +103,11 @@ func (c Cluster) ask(ctx context.Context) detected {
 	}
 	ctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
-	cluster, err := kubeapi.Detect(ctx, config, namespace)
-	if err != nil {
+	cluster, err := kubeapi.Detect(ctx, config)
+	switch {
+	case apierrors.IsForbidden(err):
+		return detected{unknown: "the kubeconfig's user may not list the cluster's Nodes, whose kubelet versions say whether native sidecars run on every one (it needs list on nodes)"}
+	case err != nil:
 		return detected{unknown: "it did not answer: " + inject.OneLine(err.Error(), inject.MaxReason)}
 	}
 	return detected{cluster: cluster}

@@ -89,8 +89,8 @@ func TestMetrics(t *testing.T) {
 		`job_signal_webhook_registry_lookups_seconds_count{result="toolarge"} 1`,
 		`job_signal_webhook_registry_lookups_seconds_count{result="server"} 1`,
 		`job_signal_webhook_requests_in_flight 0`,
-		`job_signal_webhook_injected_pods_total{form="pair"} 3`,
-		`job_signal_webhook_injected_pods_total{form="native"} 0`,
+		`job_signal_webhook_injected_pods_total{form="pair",reason="unclassified"} 3`,
+		`job_signal_webhook_injected_pods_total{form="native",reason="unclassified"} 0`,
 		`process_resident_memory_bytes`,
 	} {
 		if !strings.Contains(string(text), want) {

@@ -6,14 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/alecthomas/kong"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/job-signal/job-signal/inject"
 )
@@ -48,78 +47,150 @@ func TestNextCheck(t *testing.T) {
 	}
 }
 
+// testNodes is a NodeSource the test sets: the Nodes, whether listed, and
+// unbuffered channels, so that a send returns once the loop has taken it.
+type testNodes struct {
+	mu      sync.Mutex
+	nodes   []inject.Node
+	synced  bool
+	changed chan struct{}
+	errs    chan error
+}
+
+func (n *testNodes) Run(ctx context.Context) {}
+func (n *testNodes) List() ([]inject.Node, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.nodes), n.synced
+}
+func (n *testNodes) Changed() <-chan struct{} { return n.changed }
+func (n *testNodes) Errors() <-chan error     { return n.errs }
+
 // TestWatchCluster: the loop starts unknown (auto then gives the pair),
-// takes a good answer, keeps it through a failed check, takes a changed
-// one, and says so in the target, the metrics and the log; it ends with
-// its context. Each check waits for the test to answer it, so that the
-// test reads the loop's state between two checks.
+// decides nothing before both the API server's version and the Nodes are
+// read, then decides with inject.ClusterFrom as the version and the Nodes
+// change: a Node that joins with an old kubelet holds native sidecars
+// back, logged by name with the count in the metrics, and is logged again
+// when it leaves. A failed version check keeps the last answer; a failed
+// Node watch is logged and counted. It ends with its context.
 func TestWatchCluster(t *testing.T) {
-	var logs strings.Builder // read once the loop has ended
+	var logs syncBuffer
 	c := &Config{Mode: inject.ModeAuto, Log: slog.New(slog.NewTextHandler(&logs, nil))}
 	c.setup()
-	type answer struct {
-		cl  inject.Cluster
-		err error
-	}
-	calls, answers := make(chan struct{}), make(chan answer)
-	detect := func(ctx context.Context) (inject.Cluster, error) {
+	nodes := &testNodes{changed: make(chan struct{}), errs: make(chan error)}
+	var mu sync.Mutex
+	version, versionErr := "", errors.New("connection refused")
+	asked := make(chan struct{}, 1)
+	src := ClusterSource{Nodes: nodes, Version: func(ctx context.Context) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		select {
-		case calls <- struct{}{}:
-		case <-ctx.Done():
-			return inject.Cluster{}, ctx.Err()
+		case asked <- struct{}{}:
+		default:
 		}
-		select {
-		case a := <-answers:
-			return a.cl, a.err
-		case <-ctx.Done():
-			return inject.Cluster{}, ctx.Err()
-		}
-	}
+		return version, versionErr
+	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		c.WatchCluster(ctx, detect, time.Millisecond)
+		c.WatchCluster(ctx, src, time.Millisecond)
 		close(done)
 	}()
-	called := func() {
+	send := func(ch any) {
 		t.Helper()
-		select {
-		case <-calls:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the loop did not check the cluster within 10 s")
+		var ok bool
+		switch ch := ch.(type) {
+		case chan struct{}:
+			select {
+			case ch <- struct{}{}:
+				ok = true
+			case <-time.After(10 * time.Second):
+			}
+		case error:
+			select {
+			case nodes.errs <- ch:
+				ok = true
+			case <-time.After(10 * time.Second):
+			}
+		}
+		if !ok {
+			t.Fatal("the loop did not take the change within 10 s")
 		}
 	}
-	// check answers the loop's check under way with a and waits until it
-	// asks again: by then it has taken a in.
-	check := func(a answer) {
+	// settle returns once the loop has handled everything before it: it
+	// takes a send only between two events.
+	settle := func() {
 		t.Helper()
-		answers <- a
-		called()
+		send(nodes.changed)
+		send(nodes.changed)
 	}
-	called()
+	// answer makes the version checks answer v (or err), and returns once
+	// the loop has taken such an answer in.
+	answer := func(v string, err error) {
+		t.Helper()
+		mu.Lock()
+		version, versionErr = v, err
+		select {
+		case <-asked:
+		default:
+		}
+		mu.Unlock()
+		select {
+		case <-asked:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the loop did not check the version within 10 s")
+		}
+		settle()
+	}
+	setNodes := func(synced bool, list ...inject.Node) {
+		t.Helper()
+		nodes.mu.Lock()
+		nodes.nodes, nodes.synced = list, synced
+		nodes.mu.Unlock()
+		settle()
+	}
+	known := func() bool { return c.target().Cluster.Known }
+
+	answer("", errors.New("connection refused"))
 	if got := c.target(); got.Mode != inject.ModeAuto || got.Cluster.Known {
 		t.Errorf("before the first answer: %+v, want auto on an unknown cluster", got)
 	}
-	check(answer{err: errors.New("connection refused")})
-	if got := c.target(); got.Cluster.Known {
-		t.Errorf("after a failed first check: %+v, want the cluster still unknown", got)
+	answer("v1.37.2", nil)
+	if known() {
+		t.Error("known before the Nodes were listed")
 	}
+	setNodes(true, inject.Node{Name: "a", KubeletVersion: "v1.37.2"}, inject.Node{Name: "b", KubeletVersion: "v1.35.0"})
 	native := inject.Cluster{Known: true, NativeSidecars: true, Version: "v1.37.2"}
-	check(answer{cl: native})
-	if got := c.target(); got.Cluster != native {
-		t.Errorf("after a good answer: %+v, want %+v", got.Cluster, native)
+	if got := c.target().Cluster; got != native {
+		t.Errorf("every kubelet 1.33 or later: %+v, want %+v", got, native)
 	}
-	wantMetrics(t, c, `job_signal_webhook_native_sidecars{version="v1.37.2"} 1`,
-		`job_signal_webhook_cluster_checks_total{result="failed"} 1`, `job_signal_webhook_cluster_checks_total{result="ok"} 1`)
-	check(answer{err: errors.New("timeout")})
-	if got := c.target(); got.Cluster != native {
-		t.Errorf("after a failed re-check: %+v, want the last answer %+v", got.Cluster, native)
+	wantMetrics(t, c, `job_signal_webhook_native_sidecars{version="v1.37.2"} 1`, `job_signal_webhook_nodes_holding_back_native_sidecars 0`)
+
+	old := inject.Node{Name: "old-1", KubeletVersion: "v1.30.4"}
+	setNodes(true, inject.Node{Name: "a", KubeletVersion: "v1.37.2"}, old)
+	if got := c.target().Cluster; got.NativeSidecars || got.HeldBack != 1 || !strings.Contains(got.Reason, "old-1") {
+		t.Errorf("a Node with a 1.30 kubelet joined: %+v, want the pair, held back by it", got)
 	}
-	wantMetrics(t, c, `job_signal_webhook_native_sidecars{version="v1.37.2"} 1`, `job_signal_webhook_cluster_checks_total{result="failed"} 2`)
-	older := inject.Cluster{Known: true, Version: "v1.30.14"}
-	check(answer{cl: older})
-	if got := c.target(); got.Cluster != older {
-		t.Errorf("after a changed answer: %+v, want %+v", got.Cluster, older)
+	wantMetrics(t, c, `job_signal_webhook_native_sidecars{version="v1.37.2"} 0`, `job_signal_webhook_nodes_holding_back_native_sidecars 1`)
+
+	answer("", errors.New("timeout"))
+	if got := c.target().Cluster; got.Version != "v1.37.2" || got.HeldBack != 1 {
+		t.Errorf("after a failed version check: %+v, want the last answer", got)
+	}
+	send(errors.New("nodes is forbidden"))
+	settle()
+	if got := c.target().Cluster; got.HeldBack != 1 {
+		t.Errorf("after a failed watch: %+v, want the last answer", got)
+	}
+	answer("v1.37.2", nil)
+	setNodes(true, inject.Node{Name: "a", KubeletVersion: "v1.37.2"})
+	if got := c.target().Cluster; got != native {
+		t.Errorf("the old Node left: %+v, want %+v", got, native)
+	}
+	wantMetrics(t, c, `job_signal_webhook_nodes_holding_back_native_sidecars 0`)
+	answer("v1.30.14", nil)
+	if got := c.target().Cluster; got.NativeSidecars || got.Version != "v1.30.14" {
+		t.Errorf("the API server is 1.30: %+v", got)
 	}
 	wantMetrics(t, c, `job_signal_webhook_native_sidecars{version="v1.30.14"} 0`)
 	if text := metricsText(t, c); strings.Contains(text, `version="v1.37.2"`) {
@@ -131,10 +202,63 @@ func TestWatchCluster(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("WatchCluster did not end within 10 s of its context")
 	}
-	for _, want := range []string{"could not check the cluster: until it answers", "cluster checked", "keeping its last answer", "nativeSidecars=false"} {
+	for _, want := range []string{
+		"could not check the cluster: until it answers", "cluster checked",
+		`msg="a Node holds native sidecars back: its kubelet is older than 1.33, so mode auto gives the pair" node=old-1 kubeletVersion=v1.30.4 heldBack=1`,
+		`msg="a Node no longer holds native sidecars back (upgraded or gone)" node=old-1 kubeletVersionWas=v1.30.4 heldBack=0`,
+		"keeping its last answer", "could not watch the Nodes", "nativeSidecars=false",
+	} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("the log lacks %q:\n%s", want, logs.String())
 		}
+	}
+}
+
+// syncBuffer is a strings.Builder the loop writes and the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestHeldBackChanges: a Node that begins to hold native sidecars back
+// (or holds them back at another version) and one that stops, in name
+// order; the same set twice is no change.
+func TestHeldBackChanges(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		before, after map[string]string
+		want          []nodeChange
+	}{
+		{"none", nil, map[string]string{}, nil},
+		{"same", map[string]string{"a": "v1.30.1"}, map[string]string{"a": "v1.30.1"}, nil},
+		{"joined", map[string]string{"a": "v1.30.1"}, map[string]string{"a": "v1.30.1", "b": "v1.31.0"},
+			[]nodeChange{{Name: "b", KubeletVersion: "v1.31.0", Holds: true}}},
+		{"upgraded but still old", map[string]string{"a": "v1.30.1"}, map[string]string{"a": "v1.32.0"},
+			[]nodeChange{{Name: "a", KubeletVersion: "v1.32.0", Holds: true, Was: "v1.30.1"}}},
+		{"left or upgraded", map[string]string{"a": "v1.30.1", "c": "v1.29.0"}, map[string]string{"b": "v1.31.0"},
+			[]nodeChange{{Name: "b", KubeletVersion: "v1.31.0", Holds: true}, {Name: "a", Was: "v1.30.1"}, {Name: "c", Was: "v1.29.0"}}},
+	} {
+		if got := heldBackChanges(tc.before, tc.after); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	if got := heldBack("v1.37.2", []inject.Node{{Name: "a", KubeletVersion: "v1.33.0"}, {Name: "b", KubeletVersion: "v1.32.9"}, {Name: "c", KubeletVersion: "garbage"}}); len(got) != 2 || got["b"] != "v1.32.9" || got["c"] != "garbage" {
+		t.Errorf("heldBack: %v, want b and c (a kubelet version that cannot be read holds back too)", got)
+	}
+	if got := heldBack("v1.30.0", []inject.Node{{Name: "b", KubeletVersion: "v1.30.0"}}); len(got) != 0 {
+		t.Errorf("heldBack under a 1.30 API server: %v, want none by name (the API server holds them back)", got)
 	}
 }
 
@@ -192,38 +316,6 @@ func TestModeFlags(t *testing.T) {
 			t.Errorf("%v: %v, mode %q; want mode %q", tc.args, err, c.mode, tc.mode)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%v: %v, want an error naming %s", tc.args, err, tc.want)
-		}
-	}
-}
-
-// TestOwnNamespace: where the dry run is asked: --namespace, else the
-// kubeconfig context's namespace, else default, as kubectl reads it.
-func TestOwnNamespace(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, namespace string) string {
-		path := filepath.Join(dir, name)
-		err := clientcmd.WriteToFile(clientcmdapi.Config{
-			Clusters:       map[string]*clientcmdapi.Cluster{"c": {Server: "https://127.0.0.1:1"}},
-			AuthInfos:      map[string]*clientcmdapi.AuthInfo{"u": {Token: "x"}},
-			Contexts:       map[string]*clientcmdapi.Context{"x": {Cluster: "c", AuthInfo: "u", Namespace: namespace}},
-			CurrentContext: "x",
-		}, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	withNS, without := write("with", "ops"), write("without", "")
-	for _, tc := range []struct {
-		cmd  Cmd
-		want string
-	}{
-		{Cmd{Namespace: "job-signal-system", Kubeconfig: withNS}, "job-signal-system"},
-		{Cmd{Kubeconfig: withNS}, "ops"},
-		{Cmd{Kubeconfig: without}, "default"},
-	} {
-		if got, err := tc.cmd.ownNamespace(); err != nil || got != tc.want {
-			t.Errorf("%+v: %q, %v; want %q", tc.cmd, got, err, tc.want)
 		}
 	}
 }

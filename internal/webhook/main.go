@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
@@ -46,7 +45,7 @@ type Cmd struct {
 	Listen          string        `default:":8443" placeholder:"HOST:PORT" help:"Address to serve HTTPS on (default ${default})."`
 	TLSCertFile     string        `name:"tls-cert-file" required:"" placeholder:"PATH" help:"Serving certificate (PEM); reloaded when it changes."`
 	TLSKeyFile      string        `name:"tls-key-file" required:"" placeholder:"PATH" help:"Its private key (PEM)."`
-	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading imagePullSecrets and LimitRanges. Default: in-cluster when run in a Pod, else no API access (pull secrets are then not used, LimitRanges not checked)."`
+	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading imagePullSecrets, LimitRanges, and with --mode auto or native the API server's version and the Nodes. Default: in-cluster when run in a Pod, else no API access (pull secrets are then not used, LimitRanges not checked, auto gives the pair)."`
 	RegistryTimeout time.Duration `default:"5s" placeholder:"DURATION" help:"Give up looking a Pod's images up after this (default ${default}); keep it below the webhook's timeoutSeconds."`
 	FailurePolicy   string        `enum:"Fail,Ignore" default:"Fail" env:"JOB_SIGNAL_WEBHOOK_FAILURE_POLICY" help:"What happens to a Pod that needs job-signal when a failure that may pass keeps the webhook from injecting it: Fail denies it (the Job controller creates it again), Ignore admits it without job-signal. Keep it equal to the failurePolicy of the webhook configuration (default ${default})."`
 	ClientCAFile    string        `name:"client-ca-file" placeholder:"PATH" help:"Require a client certificate signed by a CA in this file (PEM; reloaded when it changes) for every request on --listen but /healthz: only an API server configured to present one (its admission-control kubeconfig; see the README) may ask for admission."`
@@ -54,9 +53,8 @@ type Cmd struct {
 	MaxInFlight     int           `default:"64" help:"Admission requests answered at once; more are answered busy (default ${default})."`
 	CacheSize       int           `default:"1024" help:"Image configs kept, by repository and digest (default ${default})."`
 	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default})."`
-	Mode            string        `default:"auto" placeholder:"pair|native|auto" help:"The form Pods are given: pair (job-signal and sidecar-watch, on every cluster), native (native sidecars; a Pod whose sidecars need what they lack is admitted without job-signal, the reason recorded) or auto (native sidecars where the API server keeps them and they serve the Pod, else the pair; the pair until the first check) (default ${default})."`
-	DetectInterval  time.Duration `name:"detect-interval" default:"10m" nonzero:"" placeholder:"DURATION" help:"With --mode auto or native, how often to check again whether the API server keeps native sidecars, by a dry-run Pod in --namespace (default ${default})."`
-	Namespace       string        `placeholder:"NAMESPACE" help:"The webhook's own namespace, where it checks for native sidecars with a dry-run Pod (nothing is stored; it needs create on pods there). Default: its Pod's namespace in a cluster, else the --kubeconfig context's."`
+	Mode            string        `default:"auto" placeholder:"pair|native|auto" help:"The form Pods are given: pair (job-signal and sidecar-watch, on every cluster), native (native sidecars; a Pod whose sidecars need what they lack is admitted without job-signal, the reason recorded) or auto (native sidecars where the API server and every Node's kubelet have them, 1.33 or later, and they serve the Pod, else the pair; the pair until the cluster is first read) (default ${default})."`
+	DetectInterval  time.Duration `name:"detect-interval" default:"10m" nonzero:"" placeholder:"DURATION" help:"With --mode auto or native, how often to ask the API server its version again; the Nodes' kubelet versions are watched (list and watch on nodes) (default ${default})."`
 	cli.LogOptions
 	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
 
@@ -134,10 +132,10 @@ func (c *Cmd) run(log *slog.Logger) error {
 	switch {
 	case c.mode == inject.ModePair:
 		log.Info("mode pair: every Pod gets job-signal's pair; the cluster is not checked")
-	case api.detect == nil:
+	case api.cluster == nil:
 		log.Warn("no API access: the cluster cannot be checked for native sidecars (mode auto gives the pair)", "mode", c.mode)
 	default:
-		go cfg.WatchCluster(ctx, api.detect, c.DetectInterval)
+		go cfg.WatchCluster(ctx, *api.cluster, c.DetectInterval)
 	}
 	srv, err := Listen(c.Listen, c.TLSCertFile, c.TLSKeyFile, cfg, log)
 	if err != nil {
@@ -175,12 +173,12 @@ func (c *Cmd) run(log *slog.Logger) error {
 
 // apiReaders is what the webhook reads through the API server: pull
 // secrets (in enabled namespaces only; see manifests/webhook), LimitRanges
-// (watched, all namespaces) and what the cluster offers (a dry run in its
-// own namespace). All nil without API access.
+// (watched, all namespaces) and what the cluster offers (its version, and
+// the Nodes' kubelet versions, watched). All nil without API access.
 type apiReaders struct {
 	secrets     SecretGetter
 	limitRanges LimitRangeLister
-	detect      DetectFunc
+	cluster     *ClusterSource
 }
 
 // apiAccess connects with the kubeconfig or the in-cluster account, and
@@ -215,16 +213,28 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 		return apiReaders{}, errors.New("could not list LimitRanges within 30 s: check the API server and the webhook's RBAC (list and watch limitranges)")
 	}
 	lister := corev1listers.NewLimitRangeLister(informer.GetIndexer())
-	var detect DetectFunc
-	if c.mode != inject.ModePair { // the pair needs no answer, nor a namespace to ask in
-		namespace, err := c.ownNamespace()
+	var cluster *ClusterSource
+	if c.mode != inject.ModePair { // the pair needs no answer
+		informer, err := kubeapi.NodeInformer(config)
+		if err != nil {
+			return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
+		}
+		nodes, err := newInformerNodes(informer)
 		if err != nil {
 			return apiReaders{}, err
 		}
-		detect = func(ctx context.Context) (inject.Cluster, error) { return kubeapi.Detect(ctx, config, namespace) }
+		versions, err := kubeapi.CoreClient(kubeapi.Bounded(config, kubeapi.MaxAnswer))
+		if err != nil {
+			return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
+		}
+		cluster = &ClusterSource{Nodes: nodes, Version: func(ctx context.Context) (string, error) {
+			ctx, cancel := context.WithTimeout(ctx, kubeapi.DetectTimeout)
+			defer cancel()
+			return kubeapi.ServerVersion(ctx, versions)
+		}}
 	}
 	return apiReaders{
-		detect: detect,
+		cluster: cluster,
 		secrets: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			secret := &corev1.Secret{}
 			err := client.Get().Namespace(namespace).Resource("secrets").Name(name).Do(ctx).Into(secret)
@@ -239,34 +249,4 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 			return out, err
 		},
 	}, nil
-}
-
-// serviceAccountNamespace is where the kubelet writes a Pod's namespace
-// with its ServiceAccount token.
-const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
-// ownNamespace is --namespace, else the Pod's own namespace in a cluster,
-// else the --kubeconfig context's (as kubectl reads it: default if none).
-func (c *Cmd) ownNamespace() (string, error) {
-	if c.Namespace != "" {
-		return c.Namespace, nil
-	}
-	if c.Kubeconfig != "" {
-		ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-			&clientcmd.ClientConfigLoadingRules{ExplicitPath: c.Kubeconfig}, &clientcmd.ConfigOverrides{}).Namespace()
-		if err != nil {
-			return "", fmt.Errorf("--kubeconfig: its namespace: %w", err)
-		}
-		return ns, nil
-	}
-	f, err := os.Open(serviceAccountNamespace)
-	if err != nil {
-		return "", fmt.Errorf("the webhook's namespace: give --namespace (%w)", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 256)) // a namespace's name is at most 63 bytes
-	if ns := strings.TrimSpace(string(b)); err == nil && ns != "" {
-		return ns, nil
-	}
-	return "", fmt.Errorf("the webhook's namespace: %s is empty or unreadable (%v): give --namespace", serviceAccountNamespace, err)
 }

@@ -28,9 +28,13 @@ type shipped struct {
 	network    *networkingv1.NetworkPolicy
 	roles      map[string]*rbacv1.ClusterRole
 	bindings   []*rbacv1.ClusterRoleBinding
-	// nsRoles and nsBindings: only for the dry run, in its own namespace.
+	// nsRoles and nsBindings: none (the webhook creates nothing).
 	nsRoles    []*rbacv1.Role
 	nsBindings []*rbacv1.RoleBinding
+	policy     *admissionregistrationv1.ValidatingAdmissionPolicy
+	// podHooks are the configuration's webhooks for Pods; the others are
+	// for Jobs (their podFailurePolicy).
+	podHooks []admissionregistrationv1.MutatingWebhook
 }
 
 func readShipped(t *testing.T) shipped {
@@ -41,9 +45,17 @@ func readShipped(t *testing.T) shipped {
 	}
 	r := webhookobjects.Decode(t, string(data))
 	s := shipped{deployment: r.Deployment, config: r.Config, pdb: r.PDB, network: r.NetworkPolicy, roles: r.ClusterRoles,
-		bindings: r.ClusterRoleBindings, nsRoles: r.RoleList, nsBindings: r.RoleBindings}
-	if s.deployment == nil || s.config == nil || s.pdb == nil || s.network == nil {
-		t.Fatal("webhook.yaml lacks the Deployment, the MutatingWebhookConfiguration, the PodDisruptionBudget or the NetworkPolicy")
+		bindings: r.ClusterRoleBindings, nsRoles: r.RoleList, nsBindings: r.RoleBindings, policy: r.Policy}
+	if s.deployment == nil || s.config == nil || s.pdb == nil || s.network == nil || s.policy == nil {
+		t.Fatal("webhook.yaml lacks the Deployment, the MutatingWebhookConfiguration, the PodDisruptionBudget, the NetworkPolicy or the ValidatingAdmissionPolicy")
+	}
+	for _, w := range s.config.Webhooks {
+		if len(w.Rules) == 1 && slices.Equal(w.Rules[0].Resources, []string{"pods"}) {
+			s.podHooks = append(s.podHooks, w)
+		}
+	}
+	if len(s.podHooks) == 0 {
+		t.Fatal("webhook.yaml registers no webhook for Pods")
 	}
 	return s
 }
@@ -82,15 +94,15 @@ func TestManifests(t *testing.T) {
 	if s.pdb.Spec.MinAvailable == nil || s.pdb.Spec.MinAvailable.IntValue() < 1 || s.pdb.Spec.Selector.MatchLabels["app"] != pod.Labels["app"] {
 		t.Errorf("the PodDisruptionBudget must keep one of the webhook's Pods: %+v", s.pdb.Spec)
 	}
-	if len(s.config.Webhooks) != 2 {
-		t.Fatalf("%d webhooks", len(s.config.Webhooks))
+	if len(s.podHooks) != 2 {
+		t.Fatalf("%d webhooks for Pods", len(s.podHooks))
 	}
-	for _, w := range s.config.Webhooks {
+	for _, w := range s.podHooks {
 		if w.FailurePolicy == nil || string(*w.FailurePolicy) != cmd.FailurePolicy {
 			t.Errorf("%s: failurePolicy %v, the webhook's is %s: they must agree", w.Name, w.FailurePolicy, cmd.FailurePolicy)
 		}
-		if !slices.Equal(w.MatchConditions, s.config.Webhooks[0].MatchConditions) {
-			t.Errorf("%s: its matchConditions differ from %s's", w.Name, s.config.Webhooks[0].Name)
+		if !slices.Equal(w.MatchConditions, s.podHooks[0].MatchConditions) {
+			t.Errorf("%s: its matchConditions differ from %s's", w.Name, s.podHooks[0].Name)
 		}
 		if w.TimeoutSeconds == nil || time.Duration(*w.TimeoutSeconds)*time.Second < cmd.RegistryTimeout+2*time.Second {
 			t.Errorf("%s: timeoutSeconds leaves no room for --registry-timeout %s", w.Name, cmd.RegistryTimeout)
@@ -122,7 +134,7 @@ func TestMatchConditions(t *testing.T) {
 		"not-injected-yet":          {"'" + inject.AnnotationInjected + "'", "'" + inject.JobSignalPath + "'", "'" + inject.SidecarWatchPath + "'", "!has(object.metadata.annotations)", "!has(c.command)"},
 		"not-wired-by-hand":         {"'" + inject.AnnotationInjected + "'", "'" + inject.StateVolume + "'", "'" + inject.BinVolume + "'", "!has(object.spec.volumes)"},
 	}
-	got := s.config.Webhooks[0].MatchConditions
+	got := s.podHooks[0].MatchConditions
 	if len(got) != len(want) {
 		t.Errorf("%d matchConditions, want %d", len(got), len(want))
 	}
@@ -137,9 +149,34 @@ func TestMatchConditions(t *testing.T) {
 			}
 		}
 	}
-	opt := s.config.Webhooks[0].ObjectSelector
+	opt := s.podHooks[0].ObjectSelector
 	if len(opt.MatchExpressions) != 1 || opt.MatchExpressions[0].Key != inject.LabelInject || opt.MatchExpressions[0].Operator != metav1.LabelSelectorOpNotIn || !slices.Equal(opt.MatchExpressions[0].Values, []string{"disabled"}) {
-		t.Errorf("%s: want Pods labelled %s=disabled left out: %+v", s.config.Webhooks[0].Name, inject.LabelInject, opt)
+		t.Errorf("%s: want Pods labelled %s=disabled left out: %+v", s.podHooks[0].Name, inject.LabelInject, opt)
+	}
+}
+
+// TestPolicyNames: the ValidatingAdmissionPolicy that refuses a Job's Pod
+// that would never end (e2e's TestPolicyRefusesPodsThatWouldHang proves
+// it through the API server) names what inject names: the record, the
+// skip, the ignore annotation, the wrappers' paths, the layout's volumes.
+func TestPolicyNames(t *testing.T) {
+	s := readShipped(t)
+	var text strings.Builder
+	for _, c := range s.policy.Spec.MatchConditions {
+		text.WriteString(c.Expression + "\n")
+	}
+	for _, v := range s.policy.Spec.Variables {
+		text.WriteString(v.Expression + "\n")
+	}
+	for _, needle := range []string{"'" + inject.AnnotationInjected + "'", "'" + inject.AnnotationSkipped + "'", "'" + inject.Prefix + "ignore'",
+		"'" + inject.JobSignalPath + "'", "'" + inject.SidecarWatchPath + "'",
+		"'" + inject.StateVolume + "'", "'" + inject.BinVolume + "'", "'Job'", "'batch/v1'", "'Always'"} {
+		if !strings.Contains(text.String(), needle) {
+			t.Errorf("the policy's conditions and variables lack %s", needle)
+		}
+	}
+	if len(s.policy.Spec.Validations) != 1 || s.policy.Spec.Validations[0].MessageExpression == "" || s.policy.Spec.Validations[0].Message == "" {
+		t.Errorf("want one validation, with a message and a message expression: %+v", s.policy.Spec.Validations)
 	}
 }
 
@@ -180,10 +217,10 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 }
 
-// TestRBAC: the webhook reads LimitRanges everywhere and nothing else
-// cluster-wide; the Secrets role is bound only per namespace, by
-// enable-namespace.sh; in its own namespace it may create Pods, for the
-// dry run that asks whether the API server keeps native sidecars.
+// TestRBAC: the webhook reads LimitRanges and Nodes everywhere and
+// nothing else cluster-wide; the Secrets role is bound only per
+// namespace, by enable-namespace.sh; it may create nothing anywhere (no
+// Role at all).
 func TestRBAC(t *testing.T) {
 	s := readShipped(t)
 	for _, b := range s.bindings {
@@ -192,8 +229,8 @@ func TestRBAC(t *testing.T) {
 			t.Fatalf("ClusterRoleBinding %s binds a ClusterRole not in webhook.yaml", b.Name)
 		}
 		for _, r := range role.Rules {
-			if !slices.Equal(r.Resources, []string{"limitranges"}) || slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "list" && v != "watch" }) {
-				t.Errorf("bound cluster-wide: %+v (want list and watch of limitranges only)", r)
+			if len(r.Resources) != 1 || (r.Resources[0] != "limitranges" && r.Resources[0] != "nodes") || !slices.Equal(r.Verbs, []string{"list", "watch"}) {
+				t.Errorf("bound cluster-wide: %+v (want list and watch of limitranges and nodes only)", r)
 			}
 		}
 	}
@@ -201,21 +238,8 @@ func TestRBAC(t *testing.T) {
 	if secrets == nil || len(secrets.Rules) != 1 || !slices.Equal(secrets.Rules[0].Resources, []string{"secrets"}) || !slices.Equal(secrets.Rules[0].Verbs, []string{"get"}) {
 		t.Fatalf("ClusterRole job-signal-webhook-pull-secrets: %+v, want get secrets", secrets)
 	}
-	// Per namespace, only the dry run's right, in its own namespace: the
-	// Secrets of other namespaces are enable-namespace.sh's to grant.
-	ns := s.deployment.Namespace
-	for _, r := range s.nsRoles {
-		if r.Namespace != ns || len(r.Rules) != 1 || !slices.Equal(r.Rules[0].Resources, []string{"pods"}) || !slices.Equal(r.Rules[0].Verbs, []string{"create"}) {
-			t.Errorf("Role %s/%s: %+v; want only create on pods, in %s (the dry run)", r.Namespace, r.Name, r.Rules, ns)
-		}
-	}
-	for _, b := range s.nsBindings {
-		if b.Namespace != ns || b.RoleRef.Kind != "Role" || len(s.nsRoles) != 1 || b.RoleRef.Name != s.nsRoles[0].Name {
-			t.Errorf("RoleBinding %s/%s binds %s %s; want the dry run's Role, in %s", b.Namespace, b.Name, b.RoleRef.Kind, b.RoleRef.Name, ns)
-		}
-	}
-	if len(s.nsRoles) != 1 || len(s.nsBindings) != 1 {
-		t.Errorf("%d Roles and %d RoleBindings; want one of each, for the dry run in %s", len(s.nsRoles), len(s.nsBindings), ns)
+	if len(s.nsRoles) != 0 || len(s.nsBindings) != 0 {
+		t.Errorf("%d Roles and %d RoleBindings in webhook.yaml; want none: the Secrets of a namespace are enable-namespace.sh's to grant", len(s.nsRoles), len(s.nsBindings))
 	}
 	script, err := os.ReadFile("../../manifests/webhook/enable-namespace.sh")
 	if err != nil {

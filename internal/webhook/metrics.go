@@ -23,6 +23,7 @@ type Metrics struct {
 	forms      *prometheus.CounterVec
 	checks     *prometheus.CounterVec
 	native     *prometheus.GaugeVec
+	heldBack   prometheus.Gauge
 }
 
 // NewMetrics registers the webhook's metrics, and the Go runtime's and
@@ -32,7 +33,7 @@ func NewMetrics() *Metrics {
 		registry: prometheus.NewRegistry(),
 		admissions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "job_signal_webhook_admissions_total",
-			Help: "Pods reviewed, by outcome (injected, skipped: admitted without job-signal, denied: to be created again, unchanged: not the webhook's to inject) and reason class.",
+			Help: "Pods and Jobs reviewed, by outcome (injected, skipped: admitted without job-signal, denied: to be created again, unchanged: not the webhook's to inject; recorded: a Job's exit-code rules written into its Pod template) and reason class.",
 		}, []string{"outcome", "reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "job_signal_webhook_admission_duration_seconds",
@@ -50,21 +51,25 @@ func NewMetrics() *Metrics {
 		}, []string{"result"}),
 		forms: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "job_signal_webhook_injected_pods_total",
-			Help: "Pods changed by the webhook, by the form they were given: pair (job-signal and sidecar-watch) or native (native sidecars).",
-		}, []string{"form"}),
+			Help: "Pods changed by the webhook, by the form they were given: pair (job-signal and sidecar-watch) or native (native sidecars), and the class of why (the log line and the Pod's record say why in a sentence).",
+		}, []string{"form", "reason"}),
 		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "job_signal_webhook_cluster_checks_total",
-			Help: "Checks of what the cluster offers (its version; whether its API server keeps native sidecars), by result: ok or failed (the last good answer is kept).",
+			Help: "Checks of what the cluster offers, by result: ok or failed (the API server's version, asked every --detect-interval, or a failed list or watch of the Nodes; the last good answer is kept).",
 		}, []string{"result"}),
 		native: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "job_signal_webhook_native_sidecars",
-			Help: "1 when the API server keeps native sidecars (an init container's restartPolicy Always), 0 when it drops them, as last checked; version is the Kubernetes version it reports. No sample before the first answer.",
+			Help: "1 when the cluster has native sidecars everywhere (the API server and every Node's kubelet 1.33 or later), 0 when not, as last read; version is the API server's. No sample before the version and the Nodes are first read.",
 		}, []string{"version"}),
+		heldBack: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "job_signal_webhook_nodes_holding_back_native_sidecars",
+			Help: "Nodes whose kubelet is older than 1.33 under an API server that is not, as last read: while more than 0, mode auto gives the pair (the webhook's log names each Node).",
+		}),
 	}
 	for _, f := range []string{"pair", "native"} {
-		m.forms.WithLabelValues(f) // shown at 0 before the first Pod
+		m.forms.WithLabelValues(f, formUnclassified) // shown at 0 before the first Pod
 	}
-	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.lookups, m.forms, m.checks, m.native,
+	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.lookups, m.forms, m.checks, m.native, m.heldBack,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -79,8 +84,10 @@ func (m *Metrics) admitted(o outcome, reason string, elapsed time.Duration) {
 	m.duration.WithLabelValues(string(o)).Observe(elapsed.Seconds())
 }
 
-// injectedForm counts one Pod changed, by its form.
-func (m *Metrics) injectedForm(f inject.Form) { m.forms.WithLabelValues(string(f)).Inc() }
+// injectedForm counts one Pod changed, by its form and the class of why.
+func (m *Metrics) injectedForm(f inject.Form, class string) {
+	m.forms.WithLabelValues(string(f), class).Inc()
+}
 
 // clusterCheck counts one check of the cluster.
 func (m *Metrics) clusterCheck(ok bool) {
@@ -98,6 +105,7 @@ func (m *Metrics) setCluster(cl inject.Cluster) {
 		v = 1
 	}
 	m.native.WithLabelValues(inject.OneLine(cl.Version, maxVersionLabel)).Set(v)
+	m.heldBack.Set(float64(cl.HeldBack))
 }
 
 // Lookup counts one image lookup (resolve.Resolver's OnLookup).

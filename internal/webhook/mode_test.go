@@ -37,7 +37,7 @@ func TestModeNative(t *testing.T) {
 	}
 	defer metrics.Body.Close()
 	text, _ := io.ReadAll(metrics.Body)
-	for _, want := range []string{`job_signal_webhook_admissions_total{outcome="skipped",reason="not_native"} 1`, `job_signal_webhook_injected_pods_total{form="pair"} 0`} {
+	for _, want := range []string{`job_signal_webhook_admissions_total{outcome="skipped",reason="not_native"} 1`, `job_signal_webhook_injected_pods_total{form="pair",reason="unclassified"} 0`} {
 		if !strings.Contains(string(text), want+"\n") {
 			t.Errorf("/metrics lacks %s", want)
 		}
@@ -49,19 +49,21 @@ func TestModeNative(t *testing.T) {
 // cluster without them; each Pod's form is counted.
 func TestModeAuto(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		cluster *inject.Cluster // nil: not checked yet
-		want    inject.Form
+		name   string
+		server string // "": not checked yet
+		nodes  []inject.Node
+		want   inject.Form
 	}{
-		{"not checked yet", nil, inject.FormPair},
-		{"no native sidecars", &inject.Cluster{Known: true, Version: "v1.30.14"}, inject.FormPair},
-		{"native sidecars", &inject.Cluster{Known: true, NativeSidecars: true, Version: "v1.37.2"}, inject.FormNative},
+		{"not checked yet", "", nil, inject.FormPair},
+		{"no native sidecars", "v1.30.14", []inject.Node{{Name: "n", KubeletVersion: "v1.30.14"}}, inject.FormPair},
+		{"a Node's kubelet behind", "v1.37.2", []inject.Node{{Name: "n", KubeletVersion: "v1.37.2"}, {Name: "old", KubeletVersion: "v1.32.3"}}, inject.FormPair},
+		{"native sidecars", "v1.37.2", []inject.Node{{Name: "n", KubeletVersion: "v1.37.2"}}, inject.FormNative},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := &webhook.Config{Mode: inject.ModeAuto, RegistryTimeout: time.Second}
 			s := webhooktest.Start(t, cfg)
-			if tc.cluster != nil {
-				checked(t, cfg, *tc.cluster)
+			if tc.server != "" {
+				checked(t, cfg, tc.server, tc.nodes...)
 			}
 			pod := jobPod(container("export", "/export"), container("proxy", "/proxy"))
 			// No longer than the pair's grace: auto's native sidecars are
@@ -80,39 +82,42 @@ func TestModeAuto(t *testing.T) {
 			}
 			defer metrics.Body.Close()
 			text, _ := io.ReadAll(metrics.Body)
-			if want := `job_signal_webhook_injected_pods_total{form="` + string(tc.want) + `"} 1`; !strings.Contains(string(text), want+"\n") {
+			if want := `job_signal_webhook_injected_pods_total{form="` + string(tc.want) + `",reason="unclassified"} 1`; !strings.Contains(string(text), want+"\n") {
 				t.Errorf("/metrics lacks %s", want)
 			}
 		})
 	}
 }
 
-// checked has cfg's cluster loop take cl as its first answer, and returns
-// once the loop has taken it in (it has asked again).
-func checked(t *testing.T, cfg *webhook.Config, cl inject.Cluster) {
+// nodeList is a webhook.NodeSource of Nodes listed once, whose Changed
+// channel is unbuffered: a send returns once the loop has taken it.
+type nodeList struct {
+	nodes   []inject.Node
+	changed chan struct{}
+}
+
+func (n *nodeList) Run(context.Context)         {}
+func (n *nodeList) List() ([]inject.Node, bool) { return n.nodes, true }
+func (n *nodeList) Changed() <-chan struct{}    { return n.changed }
+func (n *nodeList) Errors() <-chan error        { return nil }
+
+// checked has cfg's cluster loop read an API server of version server and
+// nodes, and returns once the loop has decided on them.
+func checked(t *testing.T, cfg *webhook.Config, server string, nodes ...inject.Node) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	again := make(chan struct{}, 1)
-	calls := 0
+	src := &nodeList{nodes: nodes, changed: make(chan struct{})}
 	go func() {
 		defer close(done)
-		cfg.WatchCluster(ctx, func(ctx context.Context) (inject.Cluster, error) {
-			if calls++; calls == 1 {
-				return cl, nil
-			}
-			select {
-			case again <- struct{}{}:
-			default:
-			}
-			<-ctx.Done()
-			return inject.Cluster{}, ctx.Err()
-		}, time.Millisecond)
+		cfg.WatchCluster(ctx, webhook.ClusterSource{Nodes: src, Version: func(context.Context) (string, error) { return server, nil }}, time.Hour)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case <-again:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the cluster loop did not take its first answer within 10 s")
+	for range 2 { // the second is taken once the first is handled
+		select {
+		case src.changed <- struct{}{}:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the cluster loop did not read the cluster within 10 s")
+		}
 	}
 }

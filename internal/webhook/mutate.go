@@ -111,11 +111,19 @@ func Decide(pod *corev1.Pod) (bool, string, string) {
 	return false, reasonNotSelected, "not created by a Job and not labelled " + inject.LabelInject + "=enabled"
 }
 
-// Review answers one admission request, and counts it.
+// Review answers one admission request, a Pod's or a Job's, and counts
+// it.
 func (c *Config) Review(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	c.setup()
 	start := time.Now()
-	resp, o, class := c.review(ctx, req)
+	var resp *admissionv1.AdmissionResponse
+	var o outcome
+	var class string
+	if isJob(req) {
+		resp, o, class = c.reviewJob(req)
+	} else {
+		resp, o, class = c.review(ctx, req)
+	}
 	c.Metrics.admitted(o, class, time.Since(start))
 	return resp
 }
@@ -161,8 +169,8 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	if len(m.ops) == 0 { // injected already: the API server's second call, after other admission plugins
 		log.Debug("injected", "warnings", len(m.warnings), "changes", 0)
 	} else {
-		log.Info("injected", "form", m.form, "reason", oneLine(m.why, maxReason), "warnings", len(m.warnings))
-		c.Metrics.injectedForm(m.form)
+		log.Info("injected", "form", m.form, "reason", oneLine(m.why, maxReason), "class", m.class, "warnings", len(m.warnings))
+		c.Metrics.injectedForm(m.form, m.class)
 	}
 	for _, w := range m.warnings {
 		resp.Warnings = append(resp.Warnings, oneLine("job-signal: "+w, maxReason))

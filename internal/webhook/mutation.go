@@ -23,7 +23,8 @@ type mutated struct {
 	ops      []inject.Op
 	warnings []string
 	form     inject.Form
-	why      string
+	why      string // a sentence: the log line's and the record's
+	class    string // a bounded class of why: the metrics' label (formClass)
 }
 
 // mutate injects pod (raw, as the API server sent it) in the form the
@@ -70,7 +71,7 @@ func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *
 	if err != nil {
 		return m, "", fail(reasonRefused, err)
 	}
-	m = mutated{ops: res.Ops, warnings: res.Warnings, form: res.Form, why: res.Reason}
+	m = mutated{ops: res.Ops, warnings: res.Warnings, form: res.Form, why: res.Reason, class: formClass(res)}
 	if m.form == "" && len(m.ops) > 0 {
 		m.form = inject.FormPair // an inject that does not name its form makes the pair
 	}
@@ -120,4 +121,17 @@ func (c *Config) keychain(ctx context.Context, namespace string, pod *corev1.Pod
 		return nil, nil, fail(reasonImage, err)
 	}
 	return authn.NewMultiKeychain(k, authn.DefaultKeychain), notes, nil
+}
+
+// formUnclassified is the class of a form's reason that inject has not
+// classed.
+const formUnclassified = "unclassified"
+
+// formClass is the bounded class of why inject gave a Pod its form, the
+// label of job_signal_webhook_injected_pods_total beside the form; the
+// sentence (res.Reason) goes to the log and the Pod's record. inject
+// decides the class with the form, once: until its Result carries one,
+// every reason is unclassified.
+func formClass(res inject.Result) string {
+	return formUnclassified
 }

@@ -16,6 +16,7 @@ const (
 	skipped   outcome = "skipped"   // admitted without job-signal, the reason recorded
 	denied    outcome = "denied"    // refused for now: the Job controller creates it again
 	unchanged outcome = "unchanged" // not the webhook's to inject
+	recorded  outcome = "recorded"  // a Job: its exit-code rules written into its Pod template
 )
 
 // Reason classes: the metrics' label, a bounded set.
@@ -37,6 +38,10 @@ const (
 	reasonRequestTooBig = "request_size"  // an AdmissionReview over maxBody
 	reasonInternal      = "internal"      // a bug: a panic while reviewing
 	reasonNotNative     = "not_native"    // mode native, and the Pod's sidecars do not map onto native sidecars
+	// A Job's review (jobs.go): its podFailurePolicy judges no exit code,
+	// or its template says so already.
+	reasonNoExitCodeRules = "no_exit_code_rules"
+	reasonRecordedAlready = "recorded_already"
 )
 
 // failureClass is one kind of failure, with whether it may pass: one row of policyTable.

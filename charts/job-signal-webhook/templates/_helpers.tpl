@@ -51,32 +51,92 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- concat .Values.namespaces .Values.pullSecretNamespaces | uniq | sortAlpha | toJson -}}
 {{- end -}}
 
-{{/* What every webhook of the configuration has but its namespaceSelector.
-     objectSelector: "notDisabled" (every Pod not labelled
-     job-signal.dev/inject=disabled) or "enabled" (only those labelled enabled). */}}
-{{- define "jsw.webhookCommon" -}}
-{{- $top := .top -}}
-{{- $v := $top.Values -}}
+{{/* The MutatingWebhookConfiguration's name: the API server calls mutating
+     webhooks in the order of their configurations' names, so it sorts
+     after every injector's (values.yaml: configurationName). */}}
+{{- define "jsw.configurationName" -}}
+{{- default (printf "zz-%s" (include "jsw.fullname" .)) .Values.configurationName | trunc 253 -}}
+{{- end -}}
+
+{{/* The Pods the webhook serves, as up to three selections, each a webhook
+     of the configuration (and a binding of the policy): the namespaces
+     listed in the values, the namespaces labelled enabled, and Pods
+     labelled enabled anywhere else. A JSON list of their keys. */}}
+{{- define "jsw.selections" -}}
+{{- $out := list -}}
+{{- if .Values.namespaces }}{{ $out = append $out "listed-namespaces" }}{{ end -}}
+{{- if .Values.labelledNamespaces }}{{ $out = append $out "namespaces" }}{{ end -}}
+{{- append $out "pods" | toJson -}}
+{{- end -}}
+
+{{- define "jsw.selectionWhat" -}}
+{{- if eq . "listed-namespaces" -}}
+The Pods of the namespaces listed in the chart's values (namespaces).
+{{- else if eq . "namespaces" -}}
+The Pods of namespaces labelled job-signal.dev/inject=enabled.
+{{- else -}}
+Pods labelled job-signal.dev/inject=enabled, in any other namespace.
+{{- end -}}
+{{- end -}}
+
+{{/* A selection's namespaceSelector (.top, .which: a key of jsw.selections):
+     never kube-system or the webhook's own namespace, and no namespace in
+     two selections. */}}
+{{- define "jsw.namespaceSelector" -}}
+{{- $v := .top.Values -}}
+{{- $expected := list "kube-system" .top.Release.Namespace -}}
+namespaceSelector:
+  matchExpressions:
+  {{- if eq .which "listed-namespaces" }}
+  - {key: kubernetes.io/metadata.name, operator: In, values: {{ $v.namespaces | toJson }}}
+  - {key: kubernetes.io/metadata.name, operator: NotIn, values: {{ $expected | toJson }}}
+  {{- else if eq .which "namespaces" }}
+  - {key: job-signal.dev/inject, operator: In, values: [enabled]}
+  - {key: kubernetes.io/metadata.name, operator: NotIn, values: {{ concat $expected $v.namespaces | toJson }}}
+  {{- else }}
+  {{- if $v.labelledNamespaces }}
+  - {key: job-signal.dev/inject, operator: NotIn, values: [enabled]}
+  {{- end }}
+  - {key: kubernetes.io/metadata.name, operator: NotIn, values: {{ concat $expected $v.namespaces | toJson }}}
+  {{- end }}
+{{- end -}}
+
+{{/* A selection's namespaceSelector and the Pods' objectSelector: every Pod
+     not labelled job-signal.dev/inject=disabled, or for "pods" only those
+     labelled enabled. */}}
+{{- define "jsw.selectors" -}}
+{{- include "jsw.namespaceSelector" . }}
 objectSelector:
-  {{- if eq .objectSelector "enabled" }}
+  {{- if eq .which "pods" }}
   matchLabels: {job-signal.dev/inject: enabled}
   {{- else }}
   matchExpressions:
   - {key: job-signal.dev/inject, operator: NotIn, values: [disabled]}
   {{- end }}
-matchConditions:
-{{- include "jsw.matchConditions" . }}
-rules:
-- {operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods], scope: Namespaced}
+{{- end -}}
+
+{{- define "jsw.clientConfig" -}}
+{{- $top := .top -}}
 clientConfig:
-  {{- if $v.url }}
-  url: {{ $v.url }}
+  {{- if $top.Values.url }}
+  url: {{ $top.Values.url }}
   {{- else }}
   service: {name: {{ include "jsw.fullname" $top }}, namespace: {{ $top.Release.Namespace }}, path: /mutate, port: 443}
   {{- end }}
   {{- if .caBundle }}
   caBundle: {{ .caBundle }}
   {{- end }}
+{{- end -}}
+
+{{/* What every Pod webhook of the configuration has but its selectors. */}}
+{{- define "jsw.webhookCommon" -}}
+{{- $top := .top -}}
+{{- $v := $top.Values -}}
+matchConditions:
+{{- include "jsw.matchConditions" . }}
+rules:
+- {operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods], scope: Namespaced}
+{{ include "jsw.clientConfig" . }}
 failurePolicy: {{ $v.failurePolicy }}
 sideEffects: None
 admissionReviewVersions: [v1]
@@ -84,6 +144,38 @@ timeoutSeconds: {{ $v.timeoutSeconds }}
 reinvocationPolicy: IfNeeded
 {{- end -}}
 
+{{/* What every Job webhook has but its namespaceSelector (.which: the
+     selection). Only Jobs whose podFailurePolicy has an onExitCodes rule
+     are sent, and not those whose Pods the selection leaves alone. */}}
+{{- define "jsw.jobWebhookCommon" -}}
+matchConditions:
+- name: judges-exit-codes
+  expression: >-
+    has(object.spec.podFailurePolicy) && has(object.spec.podFailurePolicy.rules) &&
+    object.spec.podFailurePolicy.rules.exists(r, has(r.onExitCodes))
+{{- if eq .which "pods" }}
+- name: template-labelled-enabled
+  expression: >-
+    has(object.spec.template.metadata) && has(object.spec.template.metadata.labels) &&
+    'job-signal.dev/inject' in object.spec.template.metadata.labels &&
+    object.spec.template.metadata.labels['job-signal.dev/inject'] == 'enabled'
+{{- else }}
+- name: template-not-disabled
+  expression: >-
+    !has(object.spec.template.metadata) || !has(object.spec.template.metadata.labels) ||
+    !('job-signal.dev/inject' in object.spec.template.metadata.labels) ||
+    object.spec.template.metadata.labels['job-signal.dev/inject'] != 'disabled'
+{{- end }}
+rules:
+- {operations: [CREATE], apiGroups: [batch], apiVersions: [v1], resources: [jobs], scope: Namespaced}
+{{ include "jsw.clientConfig" . }}
+# Only a template annotation is at stake: a Job is never held up for it.
+failurePolicy: Ignore
+sideEffects: None
+admissionReviewVersions: [v1]
+timeoutSeconds: 5
+reinvocationPolicy: Never
+{{- end -}}
 
 {{/* Which Pods are sent at all: only those that can need job-signal, so
      that while the webhook is down or busy no other Pod waits for it. */}}
@@ -106,8 +198,9 @@ reinvocationPolicy: IfNeeded
   expression: "has(object.spec.containers) && object.spec.containers != null && object.spec.containers.size() > 1"
 # Injected already (by kubectl job-signal inject, or by this webhook
 # before the API server calls it again): sent only when a container
-# does not run job-signal or sidecar-watch (one a later webhook added,
-# or one the Pod's job-signal.dev/ignore names, which the webhook leaves).
+# does not run job-signal or sidecar-watch (one another webhook added,
+# which this one, called after the injectors, then wraps; or one the
+# Pod's job-signal.dev/ignore names, which the webhook leaves).
 - name: not-injected-yet
   expression: >-
     !has(object.metadata.annotations) || !('job-signal.dev/injected' in object.metadata.annotations) ||

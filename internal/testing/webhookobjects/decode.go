@@ -31,6 +31,8 @@ type Objects struct {
 	ClusterRoles        map[string]*rbacv1.ClusterRole // by name
 	Roles               map[string]*rbacv1.Role        // by namespace/name
 	RoleList            []*rbacv1.Role                 // in the order rendered
+	Policy              *admissionregistrationv1.ValidatingAdmissionPolicy
+	PolicyBindings      []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	// Other holds the objects of other APIs (cert-manager, the Prometheus
 	// Operator), by kind.
 	Other map[string][]map[string]any
@@ -60,6 +62,13 @@ func Decode(t testing.TB, text string) Objects {
 		case "MutatingWebhookConfiguration":
 			o.Config = &admissionregistrationv1.MutatingWebhookConfiguration{}
 			into = o.Config
+		case "ValidatingAdmissionPolicy":
+			o.Policy = &admissionregistrationv1.ValidatingAdmissionPolicy{}
+			into = o.Policy
+		case "ValidatingAdmissionPolicyBinding":
+			b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+			o.PolicyBindings = append(o.PolicyBindings, b)
+			into = b
 		case "Service":
 			o.Service = &corev1.Service{}
 			into = o.Service
