@@ -13,7 +13,7 @@ K8S_VERSION ?=
 
 export CGO_ENABLED := 0
 
-.PHONY: all help build demo test vet unit tools fuzz e2e bench soak image image-name clean
+.PHONY: all help build demo test vet unit fuzz e2e bench soak image image-name clean
 
 all: build
 
@@ -52,15 +52,9 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 
-# helm and a kustomize renderer for the chart's tests (go test ./charts),
-# built once from the module tools/helm pins into ~/.cache/job-signal-tools
-# (minutes cold, a second warm), before the tests so that go test's timeout
-# does not time the first build.
-tools:
-	$(GO) run ./tools/helmtool/cmd/helmtool >/dev/null
-
-# The race detector needs cgo.
-unit: tools
+# The race detector needs cgo. The chart's tests render and lint it with
+# Helm's and kustomize's packages, in the test (charts/).
+unit:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 # Every Fuzz* target of every package, each for $(FUZZTIME) (the seed
