@@ -14,7 +14,7 @@ K8S_VERSION ?=
 
 export CGO_ENABLED := 0
 
-.PHONY: all help build install demo test vet unit tools fuzz e2e bench soak image push release version image-name clean
+.PHONY: all help build install demo test vet unit fuzz e2e bench soak image push release version image-name clean
 
 all: build
 
@@ -72,35 +72,27 @@ demo:
 
 test: vet unit fuzz
 
+# go vet in the race detector's build configuration (cgo on, -race): the
+# dependencies it compiles for their types are the very compiles `unit`
+# links, so each package is compiled once for both (the project has no
+# file that cgo or race build tags select: it vets the files it ships).
 vet:
-	$(GO) vet ./...
+	CGO_ENABLED=1 $(GO) vet -race ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files above need formatting'; exit 1; }
 
-# helm and a kustomize renderer for the chart's tests (go test ./charts),
-# built once from the module tools/helm pins into ~/.cache/job-signal-tools
-# (minutes cold, a second warm), before the tests so that go test's timeout
-# does not time the first build.
-tools:
-	$(GO) run ./tools/helmtool/cmd/helmtool >/dev/null
-
-# The race detector needs cgo.
-unit: tools
+# The race detector needs cgo. The chart's tests render and lint it with
+# Helm's and kustomize's packages, in the test (charts/).
+unit:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 # Every Fuzz* target of every package, each for $(FUZZTIME) (the seed
-# corpus also runs in `unit`). go test -list names them, each package's
-# after its names. Minimizing each new interesting input may otherwise take
-# up to 60 s, and a 10 s run then mostly minimizes: with 1 s, FuzzParseSidecar
-# ran 650k inputs in 20 s instead of 48k. scripts/fuzz-one.sh runs one
-# (once more when Go's coordinator fails it on its deadline, finding nothing).
+# corpus also runs in `unit`), each package's test binary built once with
+# the fuzzer's instrumentation (scripts/fuzz.sh). Minimizing each new
+# interesting input may otherwise take up to 60 s, and a 10 s run then
+# mostly minimizes: with 1 s, FuzzParseSidecar ran 650k inputs in 20 s
+# instead of 48k.
 fuzz:
-	@list=$$($(GO) test -run '^$$' -list '^Fuzz' ./...) || { echo "$$list"; exit 1; }; \
-	targets=$$(echo "$$list" | awk '/^Fuzz/ { names = names " " $$1 } /^ok / { n = split(names, t, " "); for (i = 1; i <= n; i++) print $$2 "=" t[i]; names = "" }'); \
-	test -n "$$targets" || { echo 'make fuzz: go test -list found no Fuzz targets'; echo "$$list"; exit 1; }; \
-	for pt in $$targets; do \
-		echo "fuzz $${pt#*=} in $${pt%%=*} for $(FUZZTIME)"; \
-		scripts/fuzz-one.sh $(GO) "$${pt%%=*}" "$${pt#*=}" $(FUZZTIME) $(FUZZMINIMIZETIME) || exit 1; \
-	done
+	scripts/fuzz.sh $(GO) $(FUZZTIME) $(FUZZMINIMIZETIME)
 
 # Every Job and CronJob in manifests/ and the issue's cases through the API
 # of a real one-node cluster of the Kubernetes version K8S_VERSION names (root;

@@ -2,26 +2,26 @@
 // of it: helm lint, and helm template's output for each value set of the
 // chart's ci/ folder against a golden file in testdata/ (go test ./charts
 // -update rewrites them, and manifests/webhook/webhook.yaml, which is the
-// chart rendered for kubectl apply -k). helm is built from its Go module at
-// the version tools/helm/go.mod pins (tools/helmtool), cached.
+// chart rendered for kubectl apply -k). Helm's own packages render and
+// lint the chart in this process (internal/testing/chartrender), for the
+// newest Kubernetes make e2e pins.
 package charts_test
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/job-signal/job-signal/internal/testing/chartrender"
 	"github.com/job-signal/job-signal/internal/version"
-	"github.com/job-signal/job-signal/tools/helmtool"
 )
 
 var update = flag.Bool("update", false, "rewrite the goldens and manifests/webhook/webhook.yaml from the chart")
@@ -32,6 +32,9 @@ const (
 	namespace = "job-signal-system"
 	// plainValues renders manifests/webhook/webhook.yaml and cert-manager.yaml.
 	plainValues = "ci/kustomize-values.yaml"
+	// kubeVersion is the Kubernetes the chart is rendered and linted for:
+	// the newest make e2e pins (TestKubeVersion).
+	kubeVersion = "v1.37.0"
 )
 
 // plainHeader starts each file of manifests/webhook that the chart renders.
@@ -65,33 +68,15 @@ func plainFiles(out string) map[string]string {
 	return out2
 }
 
-func tools(t *testing.T) helmtool.Tools {
-	t.Helper()
-	repo, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
+// options are helm's flags for the chart as installed by `helm install
+// job-signal-webhook -n job-signal-system`, with a values file of the
+// chart (none: "") and --set pairs.
+func options(values string, set ...string) chartrender.Options {
+	o := chartrender.Options{Release: release, Namespace: namespace, Set: set, KubeVersion: kubeVersion}
+	if values != "" {
+		o.Values = []string{filepath.Join(chartDir, values)}
 	}
-	tl, err := helmtool.Build(repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tl
-}
-
-// run runs a tool with its own empty configuration and cache folders (no
-// repositories, nothing downloaded) and returns its stdout.
-func run(t *testing.T, bin string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config",
-		"HELM_DATA_HOME="+home+"/data", "KUBECONFIG="+home+"/none")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.String(), nil
+	return o
 }
 
 // render is helm template of the chart with a values file (and --set
@@ -116,8 +101,8 @@ func render(t *testing.T, values string, set ...string) (string, error) {
 }
 
 // renders keeps each value set's rendering for the other tests of the
-// run: helm template is the slow part, and its output for the same input
-// is the same but for generated certificates, which no two tests compare.
+// run: its output for the same input is the same but for generated
+// certificates, which no two tests compare.
 var renders = struct {
 	sync.Mutex
 	m map[string]rendered
@@ -130,14 +115,7 @@ type rendered struct {
 
 func renderNow(t *testing.T, values string, set ...string) (string, error) {
 	t.Helper()
-	args := []string{"template", release, chartDir, "--namespace", namespace}
-	if values != "" {
-		args = append(args, "--values", filepath.Join(chartDir, values))
-	}
-	for _, s := range set {
-		args = append(args, "--set", s)
-	}
-	return run(t, tools(t).Helm, args...)
+	return chartrender.Template(chartDir, options(values, set...))
 }
 
 // valueSets are the chart's ci/*-values.yaml files.
@@ -154,13 +132,30 @@ func valueSets(t *testing.T) []string {
 	return out
 }
 
+// TestLint: helm lint --strict with each value set.
 func TestLint(t *testing.T) {
 	for _, values := range valueSets(t) {
-		out, err := run(t, tools(t).Helm, "lint", "--strict", chartDir, "--namespace", namespace,
-			"--values", filepath.Join(chartDir, values))
-		if err != nil {
-			t.Errorf("%s: %v\n%s", values, err, out)
+		if err := chartrender.Lint(chartDir, options(values)); err != nil {
+			t.Errorf("%s: %v", values, err)
 		}
+	}
+}
+
+// TestKubeVersion: the chart's tests render for the newest Kubernetes
+// that make e2e pins (a module per version under e2e/kubernetes).
+func TestKubeVersion(t *testing.T) {
+	dirs, err := filepath.Glob("../e2e/kubernetes/v1.*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no pinned Kubernetes under ../e2e/kubernetes: %v", err)
+	}
+	minor := func(dir string) int {
+		var m int
+		fmt.Sscanf(filepath.Base(dir), "v1.%d", &m)
+		return m
+	}
+	sort.Slice(dirs, func(i, j int) bool { return minor(dirs[i]) < minor(dirs[j]) })
+	if newest := filepath.Base(dirs[len(dirs)-1]); !strings.HasPrefix(kubeVersion, newest+".") {
+		t.Errorf("the chart is rendered for Kubernetes %s, the newest pinned is %s: change kubeVersion", kubeVersion, newest)
 	}
 }
 

@@ -3,10 +3,12 @@ package charts_test
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/job-signal/job-signal/internal/testing/chartrender"
 )
 
 // TestKustomize: the plain path, kubectl apply -k, builds as kustomize
-// builds it (kustomize's own library, tools/helm/kustomize), into the
+// builds it (kustomize's own packages, internal/testing/chartrender), into the
 // objects of the chart, held to the same checks; its outputs are goldens
 // too. availability-first turns every Pod webhook, the webhook's own
 // policy and the ValidatingAdmissionPolicy's to Ignore, and its bindings
@@ -22,7 +24,7 @@ func TestKustomize(t *testing.T) {
 		{"testdata/availability-first", "kustomize-availability-first.yaml", nil, "Ignore"},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
-			out, err := run(t, tools(t).Kustomize, tc.dir)
+			out, err := chartrender.Kustomize(tc.dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,8 +18,8 @@ import (
 )
 
 // The webhook's objects as an operator installs them: the Helm chart
-// charts/job-signal-webhook, rendered by helm template (the helm the
-// chart's own tests build, tools/helmtool) as `helm install
+// charts/job-signal-webhook, rendered by helm template (the helm command
+// tools/helm pins, built by tools/helmtool) as `helm install
 // job-signal-webhook charts/job-signal-webhook -n job-signal-system
 // --create-namespace` would create them on this cluster's version.
 const (

@@ -1,19 +1,12 @@
-// Helm and a kustomize renderer for the chart's tests (charts/, tools/helmtool),
-// built from the module proxy at pinned versions. A module of its own so
-// the main go.mod does not take in their dependencies.
+// helm for the e2e suite (tools/helmtool), built from the module proxy at
+// the pinned version. A module of its own so the main go.mod does not take
+// in the command's dependencies (kubectl's, the registry client's) nor
+// its newer Kubernetes libraries.
 module github.com/job-signal/job-signal/tools/helm
 
 go 1.26.0
 
-tool (
-	github.com/job-signal/job-signal/tools/helm/kustomize
-	helm.sh/helm/v3/cmd/helm
-)
-
-require (
-	sigs.k8s.io/kustomize/api v0.21.1
-	sigs.k8s.io/kustomize/kyaml v0.21.1
-)
+tool helm.sh/helm/v3/cmd/helm
 
 require (
 	dario.cat/mergo v1.0.1 // indirect
@@ -124,6 +117,8 @@ require (
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
 	oras.land/oras-go/v2 v2.6.2 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
+	sigs.k8s.io/kustomize/api v0.21.1 // indirect
+	sigs.k8s.io/kustomize/kyaml v0.21.1 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect

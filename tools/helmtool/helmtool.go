@@ -1,8 +1,9 @@
-// Package helmtool gives the chart's tests (and e2e) helm and a kustomize
-// renderer, built from the module tools/helm at the versions its go.mod
-// pins, the way e2e builds Kubernetes: once, with the module proxy as the
-// only network, into a cache folder named after that module's files, so a
-// new pin builds anew and a warm run only looks the binaries up.
+// Package helmtool gives the e2e suite helm, built from the module
+// tools/helm at the version its go.mod pins, the way e2e builds
+// Kubernetes: once, with the module proxy as the only network, into a
+// cache folder named after that module's files, so a new pin builds anew
+// and a warm run only looks the binary up. (The chart's own tests render
+// and lint in-process: internal/testing/chartrender.)
 package helmtool
 
 import (
@@ -22,8 +23,7 @@ import (
 
 // Tools are the built binaries.
 type Tools struct {
-	Helm      string // helm, of the pinned helm.sh/helm/v3
-	Kustomize string // tools/helm/kustomize: prints kustomize build DIR...
+	Helm string // helm, of the pinned helm.sh/helm/v3
 }
 
 var (
@@ -67,8 +67,8 @@ func build(repo string) (Tools, error) {
 		return Tools{}, err
 	}
 	dir := filepath.Join(root, "helm-"+key)
-	t := Tools{Helm: filepath.Join(dir, "helm"), Kustomize: filepath.Join(dir, "kustomize")}
-	if _, err := os.Stat(t.Kustomize); err == nil {
+	t := Tools{Helm: filepath.Join(dir, "helm")}
+	if _, err := os.Stat(t.Helm); err == nil {
 		return t, nil
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
@@ -82,10 +82,10 @@ func build(repo string) (Tools, error) {
 		return Tools{}, err
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Fprintf(os.Stderr, "helmtool: building helm and kustomize from %s into %s (minutes when cold)\n", module, dir)
+	fmt.Fprintf(os.Stderr, "helmtool: building helm from %s into %s (minutes when cold)\n", module, dir)
 	start := time.Now()
 	cmd := exec.Command("go", "build", "-C", module, "-trimpath", "-ldflags", flags, "-o", tmp+"/",
-		"helm.sh/helm/v3/cmd/helm", "./kustomize")
+		"helm.sh/helm/v3/cmd/helm")
 	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // the tests died: stop building
@@ -94,7 +94,7 @@ func build(repo string) (Tools, error) {
 	}
 	fmt.Fprintf(os.Stderr, "helmtool: built in %.1f s\n", time.Since(start).Seconds())
 	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(t.Kustomize); statErr != nil {
+		if _, statErr := os.Stat(t.Helm); statErr != nil {
 			return Tools{}, err
 		}
 	}
@@ -123,8 +123,8 @@ func ldflags(module string) (string, error) {
 }
 
 // moduleKey names a build of the module: a hash of its go.mod, go.sum and
-// sources and of the linker flags, so that a new pin, a change of
-// kustomize/main.go or of the flags builds anew.
+// sources and of the linker flags, so that a new pin, a change of its
+// files or of the flags builds anew.
 func moduleKey(module, flags string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "ldflags %s\n", flags)

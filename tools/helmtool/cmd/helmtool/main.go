@@ -1,7 +1,5 @@
-// Command helmtool builds helm and the kustomize renderer of tools/helm
-// into the cache, unless they are there, and prints their paths: make test
-// runs it before the tests (so the first build is not timed by go test),
-// and a shell can use it:
+// Command helmtool builds the helm of tools/helm into the cache, unless
+// it is there, and prints its path, for a shell:
 //
 //	$(go run ./tools/helmtool/cmd/helmtool helm) template job-signal-webhook charts/job-signal-webhook
 package main
@@ -29,17 +27,10 @@ func main() {
 }
 
 func print(t helmtool.Tools, args []string) error {
-	switch {
-	case len(args) == 0:
-		fmt.Println(t.Helm)
-		fmt.Println(t.Kustomize)
-	case len(args) == 1 && args[0] == "helm":
-		fmt.Println(t.Helm)
-	case len(args) == 1 && args[0] == "kustomize":
-		fmt.Println(t.Kustomize)
-	default:
-		return fmt.Errorf("usage: helmtool [helm|kustomize], got %q", args)
+	if len(args) > 1 || len(args) == 1 && args[0] != "helm" {
+		return fmt.Errorf("usage: helmtool [helm], got %q", args)
 	}
+	fmt.Println(t.Helm)
 	return nil
 }
 

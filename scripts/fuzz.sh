@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# fuzz.sh GO FUZZTIME MINIMIZETIME: every Fuzz* target of the module, each
+# for FUZZTIME (make fuzz; their seed corpora also run in make unit).
+#
+# go test -fuzz builds a package's test binary with the fuzzer's coverage
+# instrumentation and links it anew for every target. Here each package
+# that has targets is built once (go test -c -fuzz), its targets listed by
+# that binary (-test.list), and each run by it in the package's folder as
+# go test runs it, with go test's corpus cache (GOCACHE/fuzz).
+#
+# Go's fuzzing coordinator can fail a run whose time is up with a bare
+# "context deadline exceeded" while a worker is still busy, on a loaded
+# machine, having found nothing: no input is written, and the seed corpus
+# (run by make unit) passes. Such a run is tried once more; any other
+# failure, and a second one, fails.
+set -uo pipefail
+go=$1 fuzztime=$2 minimize=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cache=$("$go" env GOCACHE)/fuzz || exit 1
+
+# fuzz BINARY DIR PACKAGE TARGET: one target, tried twice on the deadline.
+fuzz() {
+	local bin=$1 dir=$2 pkg=$3 target=$4 out=$work/out code attempt
+	for attempt in 1 2; do
+		(cd "$dir" && "$bin" -test.run '^$' -test.fuzz "^${target}\$" -test.fuzztime "$fuzztime" \
+			-test.fuzzminimizetime "$minimize" -test.fuzzcachedir "$cache/$pkg" -test.paniconexit0) 2>&1 | tee "$out"
+		code=${PIPESTATUS[0]}
+		if [ "$code" -eq 0 ]; then
+			return 0
+		fi
+		if [ "$attempt" -eq 1 ] && grep -q '^    context deadline exceeded$' "$out" && ! grep -q 'Failing input written' "$out"; then
+			echo "fuzz.sh: $target ended on the fuzzing coordinator's deadline with nothing found; once more"
+			continue
+		fi
+		echo "FAIL: $target in $pkg (go test -run '^$target\$' $pkg reruns its corpus)"
+		return "$code"
+	done
+}
+
+# The packages whose test files declare a fuzz target (gofmt, which make
+# vet checks, starts each top-level func on a line of its own).
+list=$("$go" list -f '{{.ImportPath}} {{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}' ./...) || exit 1
+found=0
+while read -r pkg dir files; do
+	[ -n "$files" ] && (cd "$dir" && grep -q '^func Fuzz' $files) || continue
+	bin=$work/$(echo "$pkg" | tr / _).test
+	echo "fuzz: building $pkg"
+	"$go" test -c -fuzz . -o "$bin" "$pkg" || exit 1
+	targets=$(cd "$dir" && "$bin" -test.list '^Fuzz' | grep '^Fuzz') || { echo "fuzz.sh: $pkg lists no Fuzz target"; exit 1; }
+	for target in $targets; do
+		echo "fuzz $target in $pkg for $fuzztime"
+		fuzz "$bin" "$dir" "$pkg" "$target" || exit 1
+		found=$((found + 1))
+	done
+done <<<"$list"
+if [ "$found" -eq 0 ]; then
+	echo 'fuzz.sh: no Fuzz targets found'
+	exit 1
+fi
+echo "fuzz.sh: $found targets, each for $fuzztime"
