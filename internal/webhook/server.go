@@ -56,15 +56,32 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 		return nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
 	srv := &http.Server{
-		Handler:           certs.requireClient(cfg.Handler(), log),
-		TLSConfig:         certs.config(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
+		Handler:   certs.requireClient(cfg.Handler(), log),
+		TLSConfig: certs.config(),
+		// HTTP/1.1 only: the API server calls every webhook behind a
+		// Service with HTTP/1.1, one request per connection at a time;
+		// HTTP/2 would let one client open hundreds of streams, each a
+		// handler, on one connection.
+		Protocols: http1Only(),
+		// The TLS handshake (the least of the three timeouts) and each
+		// request's headers; /mutate bounds its body itself (BodyTimeout),
+		// and ReadTimeout the whole of any other request.
+		ReadHeaderTimeout: HeaderTimeout,
+		ReadTimeout:       HeaderTimeout + BodyTimeout,
 		WriteTimeout:      RequestTimeout + 2*time.Second,
-		IdleTimeout:       90 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// Longer than the API server's client keeps an idle connection (90
+		// s): it closes them first, so it never sends a review on a
+		// connection the webhook is closing.
+		IdleTimeout: 120 * time.Second,
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return &Server{srv: srv, listener: l, tls: true}, nil
+}
+
+func http1Only() *http.Protocols {
+	var p http.Protocols
+	p.SetHTTP1(true)
+	return &p
 }
 
 // ListenMetrics binds addr for the plain-HTTP listener of metrics and
