@@ -3,6 +3,8 @@ package webhook_test
 import (
 	"io"
 	"net/http"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,4 +80,104 @@ func TestLyingClientsDoNotStarve(t *testing.T) {
 	if err := a.Err(); err != nil {
 		t.Fatalf("the attack could not connect: %v", err)
 	}
+}
+
+// TestStalledBodiesGiveWay: four connections that each send 1.25 MiB of
+// a body they declare twice as long, then stall, fill the bytes the
+// webhook holds of bodies; a Job's Pod reviewed beside them cuts one for
+// room and is injected, instead of waiting for one to time out.
+func TestStalledBodiesGiveWay(t *testing.T) {
+	s := webhooktest.Start(t, &webhook.Config{})
+	attack(t, s, 4, hostileclient.StalledBulk)
+	waitUntil(t, 10*time.Second, "the stalled bodies fill the budget", func() bool {
+		return metricValue(t, s, "job_signal_webhook_request_body_bytes") >= 4<<20
+	})
+	resp := s.Answer(t, jobPod(container("job", "/job"), container("proxy", "/proxy")))
+	if !resp.Allowed || resp.Patch == nil {
+		t.Fatalf("a Job's Pod beside four stalled bodies: allowed %v, %+v; want injected", resp.Allowed, resp.Result)
+	}
+	if cut := metricValue(t, s, "job_signal_webhook_request_bodies_cut_total"); cut < 1 {
+		t.Errorf("%v stalled bodies cut: the Pod waited for one to time out", cut)
+	}
+}
+
+// serverGoroutines counts the goroutines of the process's HTTP servers:
+// each connection's, and any a request of it started.
+func serverGoroutines(t *testing.T) int {
+	t.Helper()
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 2); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for stack := range strings.SplitSeq(b.String(), "\n\n") {
+		if strings.Contains(stack, "net/http.(*conn)") || strings.Contains(stack, "net/http.(*connReader)") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestHostileClients: dozens of connections that hold the webhook as long
+// as they can (a TLS handshake never finished, headers or a body a byte a
+// second, a length declared and never sent, half a body and a stall),
+// each opened again once cut, cost it a goroutine or two each and are all
+// cut, while Job Pods reviewed beside them are all injected. The e2e
+// suite's TestWebhookHostileClients does it through the API server, with
+// the figures.
+func TestHostileClients(t *testing.T) {
+	s := webhooktest.Start(t, &webhook.Config{})
+	pod := jobPod(container("job", "/job"), container("proxy", "/proxy"))
+	review := func() time.Duration {
+		start := time.Now()
+		resp := s.Answer(t, pod)
+		took := time.Since(start)
+		if !resp.Allowed || resp.Patch == nil {
+			t.Fatalf("a Job's Pod: allowed %v, %+v; want injected", resp.Allowed, resp.Result)
+		}
+		return took
+	}
+	const n, pods = 4, 20
+	var calm, attacked []time.Duration
+	for range pods {
+		calm = append(calm, review())
+	}
+	a := attack(t, s, n, hostileclient.Tricks...)
+	held := n * len(hostileclient.Tricks)
+	waitUntil(t, 20*time.Second, "every hostile connection opened", func() bool { return a.Opened() >= held })
+	started := time.Now()
+	// Reviews go on until the webhook has cut a connection of every trick
+	// at least once: all of them are held throughout.
+	for len(a.Held()) < len(hostileclient.Tricks) || len(attacked) < pods {
+		attacked = append(attacked, review())
+		if time.Since(started) > time.Minute {
+			t.Fatalf("after a minute, the webhook has cut only %v", a.Held())
+		}
+	}
+	// Each connection has its goroutine, and one more while a request's
+	// body has been read (the server's read of what follows it); some open
+	// or close between the two counts.
+	open := func() int {
+		n := 0.0
+		for _, state := range []string{"waiting", "active", "idle"} {
+			n += metricValue(t, s, `job_signal_webhook_connections{state="`+state+`"}`)
+		}
+		return int(n)
+	}
+	before := open()
+	g := serverGoroutines(t)
+	if most := 2*max(before, open()) + 4; g > most {
+		t.Errorf("%d goroutines for %d connections open: more than two each", g, before)
+	}
+	for trick, times := range a.Held() {
+		t.Logf("%s: %d cut, held %s to %s", trick, len(times), slices.Min(times), slices.Max(times))
+	}
+	t.Logf("%d hostile connections held; Job Pods reviewed: p50 %s, p99 %s of %d calm, p50 %s, p99 %s of %d beside them",
+		held, percentile(calm, 50), percentile(calm, 99), len(calm), percentile(attacked, 50), percentile(attacked, 99), len(attacked))
+}
+
+func percentile(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, len(s)*p/100)]
 }

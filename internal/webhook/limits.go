@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -76,9 +75,9 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithDeadline(r.Context(), deadline)
-	body, held, err := c.readBody(ctx, stream, r.ContentLength)
+	body, release, err := c.readBody(ctx, stream, r.ContentLength, func() { rc.SetReadDeadline(time.Now()) })
 	cancel()
-	defer c.bodies.give(held)
+	defer release()
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -91,6 +90,11 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		c.early(w, bytes.NewReader(body), start, fail(reasonSlowRequest,
 			fmt.Errorf("the AdmissionReview did not arrive whole within %s (%d bytes of %d)", BodyTimeout, len(body), r.ContentLength)))
+		return
+	case errors.Is(err, errStalled):
+		w.Header().Set("Connection", "close")
+		c.early(w, bytes.NewReader(body), start, fail(reasonSlowRequest,
+			fmt.Errorf("the AdmissionReview stopped coming (%d bytes of %d) while other requests needed its room", len(body), r.ContentLength)))
 		return
 	case err != nil:
 		http.Error(w, "read AdmissionReview: "+err.Error(), http.StatusBadRequest)
@@ -122,92 +126,6 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	resp := c.Review(ctx, review.Request)
 	writeReview(w, review.TypeMeta, resp, c.Log)
 	c.Log.Debug("reviewed", "uid", review.Request.UID, "elapsed", time.Since(start), "read", read)
-}
-
-// errNoRoom: a body's next bytes found no room in bodyBudget in time.
-var errNoRoom = errors.New("no room for the body")
-
-// readBody reads a request's body as its bytes arrive: its buffer grows
-// to at most twice what came (firstRead before anything has), and each
-// growth first takes its share of c.bodies, waiting within ctx for others
-// to give theirs back (errNoRoom when they do not). declared, the
-// Content-Length (-1: none), and maxBody cap the buffer. held is the share taken, to
-// give back once the body is let go.
-func (c *Config) readBody(ctx context.Context, r io.Reader, declared int64) (body []byte, held int64, err error) {
-	for {
-		if len(body) == cap(body) {
-			// One byte more than the most it may have, to read its end
-			// (or MaxBytesReader's error) into.
-			size := min(int64(max(2*cap(body), firstRead)), maxBody+1)
-			if declared >= 0 {
-				size = min(size, declared+1)
-			}
-			grow := size - int64(cap(body))
-			if err := c.bodies.take(ctx, grow); err != nil {
-				return body, held, fmt.Errorf("%w: %w", errNoRoom, err)
-			}
-			held += grow
-			body = append(make([]byte, 0, size), body...)
-		}
-		n, err := r.Read(body[len(body):cap(body)])
-		body = body[:len(body)+n]
-		switch {
-		case err == io.EOF:
-			return body, held, nil
-		case err != nil:
-			return body, held, err
-		}
-	}
-}
-
-// budget is the bytes of request bodies held at once. A share that fits
-// is taken at once, whoever waits for a larger one: x/sync's semaphore
-// serves waiters in turn, so one waiting for a large share (a client that
-// sent much and stalled) would hold every small one up behind it.
-type budget struct {
-	mu      sync.Mutex
-	free    int64
-	waiting int
-	freed   chan struct{} // closed, and replaced, when bytes are given back to a waiter
-}
-
-func newBudget(n int64) *budget { return &budget{free: n, freed: make(chan struct{})} }
-
-// take takes n bytes, waiting within ctx for them.
-func (b *budget) take(ctx context.Context, n int64) error {
-	b.mu.Lock()
-	for n > b.free {
-		freed := b.freed
-		b.waiting++
-		b.mu.Unlock()
-		select {
-		case <-freed:
-		case <-ctx.Done():
-			b.mu.Lock()
-			b.waiting--
-			b.mu.Unlock()
-			return ctx.Err()
-		}
-		b.mu.Lock()
-		b.waiting--
-	}
-	b.free -= n
-	b.mu.Unlock()
-	return nil
-}
-
-// give gives n bytes back.
-func (b *budget) give(n int64) {
-	if n == 0 {
-		return
-	}
-	b.mu.Lock()
-	b.free += n
-	if b.waiting > 0 {
-		close(b.freed)
-		b.freed = make(chan struct{})
-	}
-	b.mu.Unlock()
 }
 
 // early answers a request that is not handled (busy, too large) from a

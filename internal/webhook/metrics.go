@@ -19,10 +19,16 @@ type Metrics struct {
 	admissions *prometheus.CounterVec
 	duration   *prometheus.HistogramVec
 	inFlight   prometheus.Gauge
+	bodyBytes  prometheus.Gauge
+	bodiesCut  prometheus.Counter
 	lookups    *prometheus.HistogramVec
 	forms      *prometheus.CounterVec
 	checks     *prometheus.CounterVec
 	native     *prometheus.GaugeVec
+	// The HTTPS listener's connections (conns).
+	connections prometheus.Counter
+	open        *prometheus.GaugeVec
+	dropped     *prometheus.CounterVec
 }
 
 // NewMetrics registers the webhook's metrics, and the Go runtime's and
@@ -43,6 +49,14 @@ func NewMetrics() *Metrics {
 			Name: "job_signal_webhook_requests_in_flight",
 			Help: "Admission requests being answered now.",
 		}),
+		bodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "job_signal_webhook_request_body_bytes",
+			Help: "Bytes the webhook holds of admission requests' bodies, of the 5 MiB it holds at most; a body takes them as its bytes arrive.",
+		}),
+		bodiesCut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "job_signal_webhook_request_bodies_cut_total",
+			Help: "Request bodies cut, while they were read, for another request's room: each had sent no byte for 250 ms (a client that stalls), the largest first.",
+		}),
 		lookups: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "job_signal_webhook_registry_lookups_seconds",
 			Help:    "Image lookups in registries and how long they took, by result: cached (the cache answered, after the access check), fetched, or the class of the failure (timeout, network, server, busy, denied, notfound, toolarge, invalid).",
@@ -60,11 +74,30 @@ func NewMetrics() *Metrics {
 			Name: "job_signal_webhook_native_sidecars",
 			Help: "1 when the API server keeps native sidecars (an init container's restartPolicy Always), 0 when it drops them, as last checked; version is the Kubernetes version it reports. No sample before the first answer.",
 		}, []string{"version"}),
+		connections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "job_signal_webhook_connections_total",
+			Help: "Connections accepted on the HTTPS listener: each one a TLS handshake.",
+		}),
+		open: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "job_signal_webhook_connections",
+			Help: "Connections open on the HTTPS listener, by state: waiting (in the TLS handshake or before the first request's headers), active (answering a request), idle (kept alive between requests).",
+		}, []string{"state"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "job_signal_webhook_connections_dropped_total",
+			Help: "Connections the webhook closed to stay within its bound on waiting or idle ones (256 each), by the state they were in: the oldest goes.",
+		}, []string{"state"}),
+	}
+	for _, s := range []string{"waiting", "active", "idle"} {
+		m.open.WithLabelValues(s) // shown at 0 before the first connection
+		if s != "active" {
+			m.dropped.WithLabelValues(s)
+		}
 	}
 	for _, f := range []string{"pair", "native"} {
 		m.forms.WithLabelValues(f) // shown at 0 before the first Pod
 	}
-	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.lookups, m.forms, m.checks, m.native,
+	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.bodyBytes, m.bodiesCut, m.lookups, m.forms, m.checks, m.native,
+		m.connections, m.open, m.dropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -83,7 +83,7 @@ func (c *Config) setup() {
 		if c.MaxInFlight <= 0 {
 			c.MaxInFlight = defaultMaxInFlight
 		}
-		c.bodies = newBudget(bodyBudget)
+		c.bodies = newBudget(bodyBudget, c.Metrics.bodyBytes, c.Metrics.bodiesCut)
 	})
 }
 

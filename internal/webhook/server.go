@@ -55,6 +55,7 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
+	cfg.setup()
 	srv := &http.Server{
 		Handler:   certs.requireClient(cfg.Handler(), log),
 		TLSConfig: certs.config(),
@@ -74,6 +75,7 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 		// connection the webhook is closing.
 		IdleTimeout: 120 * time.Second,
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnState:   newConns(cfg.Metrics).track,
 	}
 	return &Server{srv: srv, listener: l, tls: true}, nil
 }

@@ -61,6 +61,7 @@ type Attack struct {
 
 	mu     sync.Mutex
 	open   map[Trick]int             // connected now (TCP, and TLS where the trick finishes it)
+	opened int                       // connections opened so far
 	held   map[Trick][]time.Duration // how long the server held each one it closed
 	failed map[Trick]error           // the last dial that failed
 }
@@ -99,6 +100,14 @@ func (a *Attack) Open() int {
 		n += v
 	}
 	return n
+}
+
+// Opened is how many connections were opened so far, all tricks
+// together.
+func (a *Attack) Opened() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.opened
 }
 
 // Held is, for each trick, how long the server held the connections it
@@ -145,6 +154,7 @@ func (a *Attack) keep(trick Trick) {
 		}
 		a.mu.Lock()
 		a.open[trick]++
+		a.opened++
 		a.mu.Unlock()
 		opened := time.Now()
 		closed := a.play(trick, conn)
