@@ -1,8 +1,11 @@
 package webhook_test
 
 import (
+	"errors"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -180,4 +183,37 @@ func percentile(d []time.Duration, p int) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(len(s)-1, len(s)*p/100)]
+}
+
+// TestWaitingConnectionsBounded: past 256 connections waiting for their
+// first request the webhook closes the oldest for each new one; a Job's
+// Pod reviewed beside them is injected. (conns_test.go holds the idle ones
+// to the same rule.)
+func TestWaitingConnectionsBounded(t *testing.T) {
+	s := webhooktest.Start(t, &webhook.Config{})
+	dropped := func() float64 {
+		return metricValue(t, s, `job_signal_webhook_connections_dropped_total{state="waiting"}`)
+	}
+	const over = 300
+	conns := make([]net.Conn, over)
+	for i := range conns { // in order: the oldest are the first
+		c, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "https://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	waitUntil(t, 10*time.Second, "the oldest dropped", func() bool { return dropped() >= over-256 })
+	if n := metricValue(t, s, `job_signal_webhook_connections{state="waiting"}`); n > 256 {
+		t.Errorf("%v connections waiting", n)
+	}
+	conns[0].SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conns[0].Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the oldest connection is not closed: %v", err)
+	}
+	resp := s.Answer(t, jobPod(container("job", "/job"), container("proxy", "/proxy")))
+	if !resp.Allowed || resp.Patch == nil {
+		t.Fatalf("a Job's Pod: allowed %v, %+v; want injected", resp.Allowed, resp.Result)
+	}
 }
