@@ -137,7 +137,14 @@ func downWebhook(t *testing.T, namespace string) *webhookProcess {
 // (the chart's failurePolicy value; empty: its default).
 func registerWebhookPolicy(t *testing.T, addr string, policy admissionregistrationv1.FailurePolicyType, namespaces ...string) {
 	t.Helper()
-	cfg := chartRegistration(t, "https://"+addr+"/mutate", kube.CAPEM(), policy)
+	registerWebhookAt(t, "https://"+addr+"/mutate", kube.CAPEM(), policy, namespaces...)
+}
+
+// registerWebhookAt is registerWebhookPolicy with the webhook's URL and
+// the CA of its serving certificate.
+func registerWebhookAt(t *testing.T, url string, caPEM []byte, policy admissionregistrationv1.FailurePolicyType, namespaces ...string) {
+	t.Helper()
+	cfg := chartRegistration(t, url, caPEM, policy)
 	cfg.Name = "job-signal-webhook-" + namespaces[0]
 	for i := range cfg.Webhooks {
 		w := &cfg.Webhooks[i]
