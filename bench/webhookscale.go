@@ -67,10 +67,10 @@ func (b *bench) previousWebhook() (bin, name, why string) {
 
 var (
 	scaleLine = regexp.MustCompile(`E2E_TIMING webhook_scale build=(\w+) n=(\d+) clients=(\d+) cpu_us=(\d+) injected=(\d+) calls_per_pod=([0-9.]+) ` +
-		`connections_per_pod=(-?[0-9.]+) peak_rss_kib=(\d+) errors=(\d+) gomaxprocs=\d+ form=(\w*) hooked_us=\[([0-9 ]*)\] plain_us=\[([0-9 ]*)\]`)
+		`connections_per_pod=(-?[0-9.]+) peak_rss_kib=(\d+) errors=(\d+) gomaxprocs=\d+ form=(\w*) body_le=(\S+) hooked_us=\[([0-9 ]*)\] plain_us=\[([0-9 ]*)\]`)
 	killLine    = regexp.MustCompile(`E2E_TIMING webhook_kill jobs=(\d+) pods=(\d+) refusals=map\[(.*)\]`)
 	hostileLine = regexp.MustCompile(`E2E_TIMING webhook_hostile held=(\d+) clients=(\d+) goroutines_calm=(\d+) goroutines_attack=(\d+) ` +
-		`rss_calm_kib=(\d+) rss_attack_kib=(\d+) open_attack=(\d+) cut=(\S*) calm_us=\[([0-9 ]*)\] attacked_us=\[([0-9 ]*)\]`)
+		`rss_calm_kib=(\d+) rss_attack_kib=(\d+) open_attack=(\d+) body_le=(\S+) body_le_large=(\S+) cut=(\S*) calm_us=\[([0-9 ]*)\] attacked_us=\[([0-9 ]*)\]`)
 )
 
 // scaleRun is one build's E2E_TIMING webhook_scale line.
@@ -79,7 +79,7 @@ type scaleRun struct {
 	cpu                     time.Duration
 	calls, connections      string
 	rss                     int64
-	form                    string
+	form, bodyLE            string
 	hooked, alone           row
 }
 
@@ -90,8 +90,8 @@ func scaleRuns(output []byte) map[string]scaleRun {
 	for _, m := range scaleLine.FindAllSubmatch(output, -1) {
 		num := func(i int) int { n, _ := strconv.Atoi(string(m[i])); return n }
 		runs[string(m[1])] = scaleRun{clients: num(3), cpu: time.Duration(num(4)) * time.Microsecond, injected: num(5),
-			calls: string(m[6]), connections: string(m[7]), rss: int64(num(8)) << 10, errs: num(9), form: string(m[10]),
-			hooked: newRow("", parseDurations(string(m[11]), time.Microsecond)), alone: newRow("", parseDurations(string(m[12]), time.Microsecond))}
+			calls: string(m[6]), connections: string(m[7]), rss: int64(num(8)) << 10, errs: num(9), form: string(m[10]), bodyLE: string(m[11]),
+			hooked: newRow("", parseDurations(string(m[12]), time.Microsecond)), alone: newRow("", parseDurations(string(m[13]), time.Microsecond))}
 	}
 	return runs
 }
@@ -169,8 +169,8 @@ func (b *bench) hostileRows(prefix string, output []byte) error {
 	}
 	num := func(i int) int { n, _ := strconv.Atoi(string(h[i])); return n }
 	held := num(1)
-	calm := newRow("", parseDurations(string(h[9]), time.Microsecond))
-	attacked := newRow(fmt.Sprintf("%sJob Pods admitted beside %d hostile connections", prefix, held), parseDurations(string(h[10]), time.Microsecond))
+	calm := newRow("", parseDurations(string(h[11]), time.Microsecond))
+	attacked := newRow(fmt.Sprintf("%sJob Pods admitted beside %d hostile connections", prefix, held), parseDurations(string(h[12]), time.Microsecond))
 	attacked.reference = fmt.Sprintf("the same run without them: p50 %s, p99 %s (%d Pods)", human(calm.p50), human(calm.p99), calm.runs)
 	attacked.target = "every Pod injected, p50 ≤ 1.5× without them"
 	attacked.check = func(r row) (string, bool) {
@@ -178,7 +178,7 @@ func (b *bench) hostileRows(prefix string, output []byte) error {
 		return fmt.Sprintf("every Pod injected, p50 %.2f×, p99 %.2f×", x, ratio(r.p99, calm.p99)), x <= 1.5 // the test fails on a Pod not injected
 	}
 	var cuts []string
-	for _, c := range strings.Split(string(h[8]), ",") {
+	for _, c := range strings.Split(string(h[10]), ",") {
 		f := strings.Split(c, ":") // trick:count:p50 ms:max ms
 		if len(f) == 4 {
 			cuts = append(cuts, fmt.Sprintf("%s %s (held p50 %s ms, max %s ms)", f[0], f[1], f[2], f[3]))
@@ -198,7 +198,13 @@ func (b *bench) hostileRows(prefix string, output []byte) error {
 	}
 	load.note = "the webhook's own metrics (job_signal_webhook_connections, go_goroutines, process_resident_memory_bytes) " +
 		"during the second round of the attack"
-	b.rows = append(b.rows, attacked, load)
+	body := row{name: prefix + "the API server's review bodies: from headers to the body's end", runs: 1,
+		value: fmt.Sprintf("every one within %s s (a Job's Pod, %s Pods); every one within %s s for Pods of a megabyte (5)",
+			string(h[8]), "the first round's", string(h[9])),
+		target: "well within BodyTimeout (2 s)"}
+	body.note = "the webhook's job_signal_webhook_request_body_seconds histogram: the least bound that holds every body " +
+		"of the round, through the API server over loopback: a network adds its round trips and, for large bodies, its rate"
+	b.rows = append(b.rows, attacked, load, body)
 	return nil
 }
 

@@ -98,15 +98,32 @@ func TestWebhookHostileClients(t *testing.T) {
 	if _, errs := burst(0, 4*clients); len(errs) > 0 { // warm up
 		t.Fatalf("warm-up: %d creations failed, the first: %v", len(errs), errs[0])
 	}
+	// How long the API server's reviews take to arrive after their
+	// headers: the webhook's histogram over the first round without the
+	// attack, and over a few Pods of a megabyte.
+	bodies := hook.bodyTimes(t)
+	for i := range 5 {
+		pod := jobPodLike(fmt.Sprintf("hostile-large-%d", i))
+		pod.Spec.Containers[0].Env = append(pod.Spec.Containers[0].Env, corev1.EnvVar{Name: "LARGE", Value: strings.Repeat("x", 1<<20)})
+		if _, err := client.CoreV1().Pods(s.ns).Create(s.ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Fatalf("a Pod of a megabyte: %v", err)
+		}
+	}
+	largeLE, _ := slowestBody(bodies, hook.bodyTimes(t))
 	var calm, attacked []time.Duration
 	var cut map[hostileclient.Trick][]time.Duration
 	var during webhookLoad
 	calmLoad := hook.load(t)
 	next := 4 * clients
+	var calmLE string
 	for round := range 2 {
+		bodies := hook.bodyTimes(t)
 		took, errs := burst(next, next+n/4)
 		next += n / 4
 		calm = append(calm, took...)
+		if round == 0 {
+			calmLE, _ = slowestBody(bodies, hook.bodyTimes(t))
+		}
 		for _, err := range errs[:min(len(errs), 3)] {
 			t.Errorf("round %d, no attack: %v", round, err)
 		}
@@ -159,8 +176,8 @@ func TestWebhookHostileClients(t *testing.T) {
 		held, percentile(calm, 50), percentile(calm, 99), len(calm), percentile(attacked, 50), percentile(attacked, 99), len(attacked),
 		during, calmLoad, strings.Join(kinds, " "))
 	t.Logf("E2E_TIMING webhook_hostile held=%d clients=%d goroutines_calm=%d goroutines_attack=%d rss_calm_kib=%d rss_attack_kib=%d "+
-		"open_attack=%d cut=%s calm_us=%s attacked_us=%s",
-		held, clients, calmLoad.goroutines, during.goroutines, calmLoad.rssKiB, during.rssKiB, during.open,
+		"open_attack=%d body_le=%s body_le_large=%s cut=%s calm_us=%s attacked_us=%s",
+		held, clients, calmLoad.goroutines, during.goroutines, calmLoad.rssKiB, during.rssKiB, during.open, calmLE, largeLE,
 		strings.Join(kinds, ","), micros(calm), micros(attacked))
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -160,3 +161,31 @@ func jobPodLike(name string) *corev1.Pod {
 		},
 	}
 }
+
+// bodyBounds are the upper bounds of job_signal_webhook_request_body_seconds.
+var bodyBounds = []string{"0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2", "+Inf"}
+
+// bodyTimes is the webhook's histogram of the time from a request's
+// headers to its body's end: the cumulative count under each bound.
+func (w *webhookProcess) bodyTimes(t *testing.T) []float64 {
+	t.Helper()
+	var counts []float64
+	for _, le := range bodyBounds {
+		counts = append(counts, w.metric(t, `job_signal_webhook_request_body_seconds_bucket{le="`+le+`"}`))
+	}
+	return counts
+}
+
+// slowestBody is the least bound under which every body counted between
+// before and after came, and how many there were.
+func slowestBody(before, after []float64) (string, int) {
+	total := after[len(after)-1] - before[len(before)-1]
+	for i, le := range bodyBounds {
+		if after[i]-before[i] == total {
+			return le, int(total)
+		}
+	}
+	return "+Inf", int(total)
+}
+
+func boundIndex(le string) int { return slices.Index(bodyBounds, le) }

@@ -105,6 +105,7 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	// follows the body would cancel its context).
 	rc.SetReadDeadline(time.Time{})
 	read := time.Since(start)
+	c.Metrics.bodyTime.Observe(read.Seconds())
 	if c.inFlight.Add(1) > int64(c.MaxInFlight) {
 		c.inFlight.Add(-1)
 		c.early(w, bytes.NewReader(body), start, fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering as many requests as it may at once (%d)", c.MaxInFlight)))

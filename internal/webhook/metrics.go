@@ -20,6 +20,7 @@ type Metrics struct {
 	duration   *prometheus.HistogramVec
 	inFlight   prometheus.Gauge
 	bodyBytes  prometheus.Gauge
+	bodyTime   prometheus.Histogram
 	bodiesCut  prometheus.Counter
 	lookups    *prometheus.HistogramVec
 	forms      *prometheus.CounterVec
@@ -52,6 +53,11 @@ func NewMetrics() *Metrics {
 		bodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "job_signal_webhook_request_body_bytes",
 			Help: "Bytes the webhook holds of admission requests' bodies, of the 5 MiB it holds at most; a body takes them as its bytes arrive.",
+		}),
+		bodyTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "job_signal_webhook_request_body_seconds",
+			Help:    "Time from an admission request's headers to the end of its body, for the bodies that arrived whole: the API server sends both in one write, and a body has 2 s.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2},
 		}),
 		bodiesCut: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "job_signal_webhook_request_bodies_cut_total",
@@ -96,7 +102,7 @@ func NewMetrics() *Metrics {
 	for _, f := range []string{"pair", "native"} {
 		m.forms.WithLabelValues(f) // shown at 0 before the first Pod
 	}
-	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.bodyBytes, m.bodiesCut, m.lookups, m.forms, m.checks, m.native,
+	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.bodyBytes, m.bodyTime, m.bodiesCut, m.lookups, m.forms, m.checks, m.native,
 		m.connections, m.open, m.dropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
