@@ -146,6 +146,7 @@ func (b *budget) take(ctx context.Context, rd *reader, n int64) error {
 			return errStalled
 		}
 		var later <-chan time.Time // when the stalest body will have stalled long enough
+		stop := func() bool { return false }
 		if rd.mayCut && b.free+b.cutting < n {
 			v, wait := b.victim(rd)
 			if v != nil {
@@ -159,8 +160,7 @@ func (b *budget) take(ctx context.Context, rd *reader, n int64) error {
 			}
 			if wait >= 0 {
 				t := time.NewTimer(wait)
-				defer t.Stop()
-				later = t.C
+				later, stop = t.C, t.Stop
 			}
 		}
 		freed := b.freed
@@ -177,6 +177,7 @@ func (b *budget) take(ctx context.Context, rd *reader, n int64) error {
 		case <-ctx.Done():
 			err = fmt.Errorf("%w: %w", errNoRoom, ctx.Err())
 		}
+		stop()
 		b.mu.Lock()
 		b.waiting--
 		if rd.mayCut {
