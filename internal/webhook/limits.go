@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -201,6 +202,9 @@ func writeReview(w http.ResponseWriter, meta metav1.TypeMeta, resp *admissionv1.
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	// With its length, the answer goes in one piece: without, one over 2
+	// KiB (most patches) would be sent in chunks.
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.Write(out)
 }
