@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -215,5 +216,22 @@ func TestWaitingConnectionsBounded(t *testing.T) {
 	resp := s.Answer(t, jobPod(container("job", "/job"), container("proxy", "/proxy")))
 	if !resp.Allowed || resp.Patch == nil {
 		t.Fatalf("a Job's Pod: allowed %v, %+v; want injected", resp.Allowed, resp.Result)
+	}
+}
+
+// TestHTTP1Only: a client that offers HTTP/2 gets HTTP/1.1, the protocol
+// the API server calls a webhook behind a Service with: one request at a
+// time on a connection, never hundreds of streams.
+func TestHTTP1Only(t *testing.T) {
+	s := webhooktest.Start(t, &webhook.Config{})
+	config := s.Client.Transport.(*http.Transport).TLSClientConfig.Clone()
+	config.ServerName, config.NextProtos = "127.0.0.1", []string{"h2", "http/1.1"}
+	c, err := tls.Dial("tcp", strings.TrimPrefix(s.URL, "https://"), config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if p := c.ConnectionState().NegotiatedProtocol; p != "http/1.1" {
+		t.Errorf("negotiated %q, want http/1.1", p)
 	}
 }
