@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -31,7 +32,8 @@ import (
 // webhook as in a cluster (webhookclient_test.go). In turns: creations
 // with no attack, then the same with it, twice (E2E_WEBHOOK_HOSTILE_PODS
 // creations in all, 400 by default, from 8 clients), then three real Jobs
-// created during the attack. Every Pod is injected and every creation
+// created during the attack, which goes on until the webhook has cut a
+// connection of every kind. Every Pod is injected and every creation
 // succeeds; it logs both arms' times, what the webhook held during the
 // attack (connections, goroutines, RSS) and how long it held each kind
 // of connection, for make bench.
@@ -154,6 +156,14 @@ func TestWebhookHostileClients(t *testing.T) {
 			for _, name := range jobs {
 				job, _ := s.waitJob(name, 2*time.Minute)
 				expectJob(t, job, batchv1.JobComplete, "", 1, 0)
+			}
+			// Those that never send headers are cut after HeaderTimeout
+			// (10 s): the attack goes on until each kind has been.
+			for deadline := time.Now().Add(time.Minute); len(mergeHeld(maps.Clone(cut), a.Held())) < len(hostileclient.Tricks); {
+				if time.Now().After(deadline) {
+					t.Fatalf("after a minute, the webhook has cut only %v", mergeHeld(maps.Clone(cut), a.Held()))
+				}
+				time.Sleep(200 * time.Millisecond) // the attack's own record: no event to wait on, poll, bounded
 			}
 		}
 		cut = mergeHeld(cut, a.Held())

@@ -125,8 +125,9 @@ func serverGoroutines(t *testing.T) int {
 // TestHostileClients: dozens of connections that hold the webhook as long
 // as they can (a TLS handshake never finished, headers or a body a byte a
 // second, a length declared and never sent, half a body and a stall),
-// each opened again once cut, cost it a goroutine or two each and are all
-// cut, while Job Pods reviewed beside them are all injected. The e2e
+// each opened again once cut, cost it a goroutine or two each, and those
+// that send a body are cut, while Job Pods reviewed beside them are all
+// injected. The e2e
 // suite's TestWebhookHostileClients does it through the API server, with
 // the figures.
 func TestHostileClients(t *testing.T) {
@@ -151,8 +152,21 @@ func TestHostileClients(t *testing.T) {
 	waitUntil(t, 20*time.Second, "every hostile connection opened", func() bool { return a.Opened() >= held })
 	started := time.Now()
 	// Reviews go on until the webhook has cut a connection of every trick
-	// at least once: all of them are held throughout.
-	for len(a.Held()) < len(hostileclient.Tricks) || len(attacked) < pods {
+	// of the body (BodyTimeout, or a cut for room) at least once: all of
+	// them are held throughout. Those before the headers are cut after
+	// HeaderTimeout (10 s), or for a new one past maxWaitingConns:
+	// TestWaitingConnectionsBounded.
+	bodyTricks := []hostileclient.Trick{hostileclient.LyingLength, hostileclient.SlowBody, hostileclient.StalledBulk}
+	allCut := func() bool {
+		held := a.Held()
+		for _, trick := range bodyTricks {
+			if len(held[trick]) == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for !allCut() || len(attacked) < pods {
 		attacked = append(attacked, review())
 		if time.Since(started) > time.Minute {
 			t.Fatalf("after a minute, the webhook has cut only %v", a.Held())

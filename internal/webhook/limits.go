@@ -41,9 +41,11 @@ const (
 // client that is slow, or lies, loses its own request when one passes.
 const (
 	// HeaderTimeout bounds the TLS handshake of a new connection, and then
-	// each request's headers: the API server's come in one write, within
-	// milliseconds of the connection or of its first byte.
-	HeaderTimeout = 2 * time.Second
+	// each request's headers. It is the API server's own bound on a
+	// handshake (client-go's transport): a webhook starved of CPU must not
+	// cut one the API server still waits for, and the connections in their
+	// handshake are bounded by number too (maxWaitingConns).
+	HeaderTimeout = 10 * time.Second
 	// BodyTimeout bounds the whole body of an AdmissionReview, from its
 	// headers. The API server writes a review at once, headers and body,
 	// so the body follows them within a round trip whatever its size (a
