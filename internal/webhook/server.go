@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -58,7 +59,7 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 	cfg.setup()
 	srv := &http.Server{
 		Handler:   certs.requireClient(cfg.Handler(), log),
-		TLSConfig: certs.config(),
+		TLSConfig: forWebhook(certs.config()),
 		// HTTP/1.1 only: the API server calls every webhook behind a
 		// Service with HTTP/1.1, one request per connection at a time;
 		// HTTP/2 would let one client open hundreds of streams, each a
@@ -78,6 +79,29 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 		ConnState:   newConns(cfg.Metrics).track,
 	}
 	return &Server{srv: srv, listener: l, tls: true}, nil
+}
+
+// forWebhook sets what suits a client that reads whole answers and
+// never resumes a session (client-go keeps no session cache): an answer
+// in records as large as TLS allows, so in one write, not first in
+// records of a packet each to hurry a browser's first bytes; and no
+// session tickets, which the API server never uses and each handshake
+// would encrypt and send.
+func forWebhook(c *tls.Config) *tls.Config {
+	set := func(c *tls.Config) {
+		c.DynamicRecordSizingDisabled, c.SessionTicketsDisabled = true, true
+	}
+	set(c)
+	if get := c.GetConfigForClient; get != nil {
+		c.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			per, err := get(hello)
+			if per != nil {
+				set(per)
+			}
+			return per, err
+		}
+	}
+	return c
 }
 
 func http1Only() *http.Protocols {
