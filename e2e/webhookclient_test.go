@@ -16,11 +16,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
+
+	"github.com/job-signal/job-signal/internal/testing/webhooktest"
 )
 
 // The webhook called as the API server calls it in a cluster, for the
@@ -104,64 +101,6 @@ func registerLikeService(t *testing.T, port int, caPEM []byte, namespaces ...str
 	registerWebhookAt(t, fmt.Sprintf("https://%s:%d/mutate", serviceLikeHost, port), caPEM, "", namespaces...)
 }
 
-// jobPodLike is a Pod as the Job controller creates it from a template an
-// application's chart would write: the controller's labels, owner and
-// finalizer, the chart's labels and annotations; a main container with
-// its environment, resources, mounts and security context, and a proxy
-// sidecar with flags, a port and a readiness probe, every command given.
-// The API server adds its defaults, the ServiceAccount's token volume and
-// tolerations before the webhook sees it.
-func jobPodLike(name string) *corev1.Pod {
-	uid := types.UID("3f0c6a52-7d1e-4b8a-9c1e-5a2b7d9e0f14")
-	env := []corev1.EnvVar{
-		{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-		{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
-		{Name: "DATABASE_HOST", Value: "127.0.0.1"}, {Name: "DATABASE_PORT", Value: "5432"}, {Name: "DATABASE_NAME", Value: "orders"},
-		{Name: "EXPORT_BUCKET", Value: "gs://example-exports/daily"}, {Name: "LOG_LEVEL", Value: "info"}, {Name: "LOG_FORMAT", Value: "json"},
-		{Name: "GOMAXPROCS", Value: "2"}, {Name: "BATCH_SIZE", Value: "500"},
-	}
-	resources := func(cpu, memory string) corev1.ResourceRequirements {
-		return corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)},
-			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)},
-		}
-	}
-	restricted := &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
-		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name,
-			Labels: map[string]string{"batch.kubernetes.io/controller-uid": string(uid), "batch.kubernetes.io/job-name": "orders-export-29211840",
-				"controller-uid": string(uid), "job-name": "orders-export-29211840", "app.kubernetes.io/name": "orders-export",
-				"app.kubernetes.io/instance": "orders", "app.kubernetes.io/component": "export", "app.kubernetes.io/part-of": "orders",
-				"app.kubernetes.io/managed-by": "Helm", "helm.sh/chart": "orders-1.14.2"},
-			Annotations: map[string]string{"kubectl.kubernetes.io/default-container": "export",
-				"checksum/config": "9c1e5a2b7d9e0f143f0c6a527d1e4b8a9c1e5a2b7d9e0f143f0c6a527d1e4b8a"},
-			Finalizers: []string{"batch.kubernetes.io/job-tracking"},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "orders-export-29211840", UID: uid,
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: ptr.To(int64(30)),
-			SecurityContext:               &corev1.PodSecurityContext{FSGroup: ptr.To(int64(2000)), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Containers: []corev1.Container{
-				{Name: "export", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"sh", "-c", shortMain},
-					Args: []string{"--since=24h", "--format=parquet"}, WorkingDir: "/work", Env: env, Resources: resources("250m", "512Mi"),
-					VolumeMounts:    []corev1.VolumeMount{{Name: "work", MountPath: "/work"}, {Name: "config", MountPath: "/etc/orders", ReadOnly: true}},
-					SecurityContext: restricted},
-				{Name: "db-proxy", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"sh", "-c", termSidecar},
-					Args:  []string{"--port=5432", "--address=127.0.0.1", "--structured-logs", "--max-connections=16", "example:europe-west1:orders"},
-					Ports: []corev1.ContainerPort{{Name: "postgres", ContainerPort: 5432}}, Resources: resources("50m", "64Mi"),
-					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(5432)}},
-						PeriodSeconds: 2, FailureThreshold: 30},
-					SecurityContext: restricted},
-			},
-			Volumes: []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-				{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-					LocalObjectReference: corev1.LocalObjectReference{Name: "orders-export"}}}}},
-		},
-	}
-}
-
 // bodyBounds are the upper bounds of job_signal_webhook_request_body_seconds.
 var bodyBounds = []string{"0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2", "+Inf"}
 
@@ -189,3 +128,14 @@ func slowestBody(before, after []float64) (string, int) {
 }
 
 func boundIndex(le string) int { return slices.Index(bodyBounds, le) }
+
+// jobPodLike is webhooktest.AppJobPod with the suite's busybox image
+// and programs: a short main and a sidecar that exits on SIGTERM.
+func jobPodLike(name string) *corev1.Pod {
+	p := webhooktest.AppJobPod(name)
+	for i, script := range []string{shortMain, termSidecar} {
+		c := &p.Spec.Containers[i]
+		c.Image, c.ImagePullPolicy, c.Command = busyboxImage, corev1.PullNever, []string{"sh", "-c", script}
+	}
+	return p
+}

@@ -26,7 +26,8 @@ func reviews(b *testing.B) (first, again []byte) {
 }
 
 // BenchmarkServeMutate is the webhook's handling of both calls for one
-// Pod, without the network: where its CPU goes per injected Pod.
+// Pod, without the network: where its CPU goes per injected Pod; and of
+// the one call for an application's Job Pod (app).
 func BenchmarkServeMutate(b *testing.B) {
 	first, again := reviews(b)
 	cfg := &webhook.Config{Log: slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))}
@@ -41,7 +42,10 @@ func BenchmarkServeMutate(b *testing.B) {
 	for _, calls := range []struct {
 		name   string
 		bodies [][]byte
-	}{{"both", [][]byte{first, again}}, {"first", [][]byte{first}}, {"again", [][]byte{again}}} {
+	}{{"both", [][]byte{first, again}}, {"first", [][]byte{first}}, {"again", [][]byte{again}},
+		// An application's Job Pod, as the API server sends it: larger, and
+		// with the managedFields the Job controller's create left.
+		{"app", [][]byte{webhooktest.ReviewOf(b, webhooktest.APIServerAppJobPod())}}} {
 		b.Run(calls.name, func(b *testing.B) {
 			b.ReportAllocs()
 			start := cpuTime(b)
