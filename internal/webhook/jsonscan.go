@@ -159,35 +159,53 @@ func (s *scan) atEnd() error {
 	return err
 }
 
-// skip reads one value of any kind and size, keeping nothing.
+// skip reads one value of any kind and size, keeping nothing. An object
+// or array is looked at as runs of bytes in the buffer, its strings and
+// brackets told apart, not token by token: managedFields alone is
+// hundreds of them.
 func (s *scan) skip() {
-	depth := 0
+	switch s.peek() {
+	case '{', '[':
+	case '"':
+		s.str()
+		return
+	default:
+		s.literal()
+		return
+	}
+	depth, inString, escaped := 0, false, false
 	for s.err == nil {
-		switch s.peek() {
-		case '{', '[':
-			s.r.ReadByte()
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				s.fail(errJSON)
-				return
-			}
-			s.r.ReadByte()
-			depth--
-		case ',', ':':
-			if depth == 0 {
-				s.fail(errJSON)
-				return
-			}
-			s.r.ReadByte()
-		case '"':
-			s.str()
-		default:
-			s.literal()
-		}
-		if depth == 0 {
+		buf := s.buffered()
+		if buf == nil {
+			s.fail(errJSON)
 			return
 		}
+		for i, b := range buf {
+			switch {
+			case escaped:
+				escaped = false
+			case inString:
+				switch {
+				case b == '\\':
+					escaped = true
+				case b == '"':
+					inString = false
+				case b < 0x20:
+					s.fail(errJSON)
+					return
+				}
+			case b == '"':
+				inString = true
+			case b == '{' || b == '[':
+				depth++
+			case b == '}' || b == ']':
+				if depth--; depth == 0 {
+					s.r.Discard(i + 1)
+					return
+				}
+			}
+		}
+		s.r.Discard(len(buf))
 	}
 }
 
