@@ -125,6 +125,9 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body = nil // the review holds the object: let the collector have the rest
+	if review.Request.Kind.Kind == "Pod" {
+		review.Request.Object.Raw = withoutManagedFields(review.Request.Object.Raw)
+	}
 	ctx, cancelReview := context.WithDeadline(r.Context(), start.Add(RequestTimeout))
 	defer cancelReview()
 	resp := c.Review(ctx, review.Request)
