@@ -130,6 +130,8 @@ type bench struct {
 	// startupInitsText and startupParts say where job-signal's start-up
 	// goes.
 	launches         map[string]*launch
+	refWebhook       *[2]string        // the previous build's webhook and why not, once built (previousWebhook)
+	profiles         map[string]string // where the webhook's CPU goes, by Kubernetes version (webhookProfile)
 	startupInitsText string
 	startupParts     string
 }

@@ -98,9 +98,7 @@ func (b *bench) webhookProcess() error {
 		return err
 	}
 	defer reg.Close()
-	refName := cmpOr(os.Getenv("BENCH_WEBHOOK_REF"), "main")
-	fmt.Fprintf(os.Stderr, "bench: webhook process: building %s's webhook as the reference\n", refName)
-	ref, why := b.referenceWebhook(refName)
+	ref, refName, why := b.previousWebhook()
 	if err := b.webhookLatency(reg, ref, refName, why); err != nil {
 		return err
 	}

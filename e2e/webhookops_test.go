@@ -159,7 +159,14 @@ func inNamespaces(namespaces []string) metav1.LabelSelectorRequirement {
 // (the chart's failurePolicy value; empty: its default).
 func registerWebhookPolicy(t *testing.T, addr string, policy admissionregistrationv1.FailurePolicyType, namespaces ...string) {
 	t.Helper()
-	chart := chartRegistration(t, "https://"+addr+"/mutate", kube.CAPEM(), policy)
+	registerWebhookAt(t, "https://"+addr+"/mutate", kube.CAPEM(), policy, namespaces...)
+}
+
+// registerWebhookAt is registerWebhookPolicy with the webhook's URL and
+// the CA of its serving certificate.
+func registerWebhookAt(t *testing.T, url string, caPEM []byte, policy admissionregistrationv1.FailurePolicyType, namespaces ...string) {
+	t.Helper()
+	chart := chartRegistration(t, url, caPEM, policy)
 	registerPolicy(t, chart, namespaces...)
 	cfg := chart.config
 	cfg.Name += "-" + namespaces[0]

@@ -96,22 +96,34 @@ func startWebhook(t *testing.T, flags ...string) *webhookProcess {
 func startWebhookBinary(t *testing.T, bin string, env []string, flags ...string) *webhookProcess {
 	t.Helper()
 	requireLoopback(t, "the API server calls the webhook this test serves on 127.0.0.1")
-	dir := t.TempDir()
 	certPEM, keyPEM, err := kube.IssueServingCert("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startWebhookServing(t, bin, env, servingCert{cert: certPEM, key: keyPEM, ca: kube.CAPEM()}, flags...)
+}
+
+// servingCert is a serving certificate and key, and the CA that signs it
+// (PEM).
+type servingCert struct{ cert, key, ca []byte }
+
+// startWebhookServing is startWebhookBinary with a serving certificate of
+// the test's.
+func startWebhookServing(t *testing.T, bin string, env []string, serving servingCert, flags ...string) *webhookProcess {
+	t.Helper()
+	requireLoopback(t, "the API server calls the webhook this test serves on 127.0.0.1")
+	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(cert, certPEM, 0o600); err != nil {
+	if err := os.WriteFile(cert, serving.cert, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(key, keyPEM, 0o600); err != nil {
+	if err := os.WriteFile(key, serving.key, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	args := append([]string{"--listen=127.0.0.1:0", "--tls-cert-file=" + cert, "--tls-key-file=" + key,
 		"--kubeconfig=" + webhookKubeconfig(t, dir), "--log-format=json", "--log-level=debug",
 		"--mode=pair"}, flags...)
-	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), ca: kube.CAPEM(), exited: make(chan struct{})}
+	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), ca: serving.ca, exited: make(chan struct{})}
 	logFile, err := os.Create(w.logPath)
 	if err != nil {
 		t.Fatal(err)

@@ -32,19 +32,32 @@ func (s *scan) fail(err error) {
 // peek is the next byte after white space, not consumed.
 func (s *scan) peek() byte {
 	for s.err == nil {
-		b, err := s.r.ReadByte()
-		if err != nil {
+		buf := s.buffered()
+		if buf == nil {
 			s.fail(errJSON)
 			return 0
 		}
-		switch b {
-		case ' ', '\t', '\r', '\n':
-			continue
+		i := 0
+		for i < len(buf) && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n') {
+			i++
 		}
-		s.r.UnreadByte()
-		return b
+		s.r.Discard(i)
+		if i < len(buf) {
+			return buf[i]
+		}
 	}
 	return 0
+}
+
+// buffered is what the reader holds, reading more when it holds nothing;
+// nil at the end or on an error. Runs of bytes are looked at there, not
+// one call per byte: a request can be megabytes.
+func (s *scan) buffered() []byte {
+	if _, err := s.r.Peek(1); err != nil {
+		return nil
+	}
+	buf, _ := s.r.Peek(s.r.Buffered())
+	return buf
 }
 
 func (s *scan) expect(want byte) bool {
@@ -114,58 +127,85 @@ func (s *scan) null() bool {
 
 // literal reads a number, true, false or null, without checking it.
 func (s *scan) literal() {
-	for n := 0; s.err == nil; n++ {
-		b, err := s.r.ReadByte()
-		if err != nil {
-			if err == io.EOF && n > 0 {
-				return // a document that is one literal
-			}
-			s.fail(errJSON)
-			return
-		}
-		switch b {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			s.r.UnreadByte()
-			if n == 0 {
+	for n := 0; s.err == nil; {
+		buf := s.buffered()
+		if buf == nil {
+			if n == 0 || s.atEnd() != io.EOF {
 				s.fail(errJSON)
 			}
-			return
-		case '{', '[', '"', ':':
-			s.fail(errJSON)
-			return
+			return // a document that is one literal
 		}
+		for i, b := range buf {
+			switch b {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				s.r.Discard(i)
+				if n+i == 0 {
+					s.fail(errJSON)
+				}
+				return
+			case '{', '[', '"', ':':
+				s.fail(errJSON)
+				return
+			}
+		}
+		s.r.Discard(len(buf))
+		n += len(buf)
 	}
 }
 
-// skip reads one value of any kind and size, keeping nothing.
+// atEnd is why the reader has nothing more: io.EOF at the end.
+func (s *scan) atEnd() error {
+	_, err := s.r.Peek(1)
+	return err
+}
+
+// skip reads one value of any kind and size, keeping nothing. An object
+// or array is looked at as runs of bytes in the buffer, its strings and
+// brackets told apart, not token by token: managedFields alone is
+// hundreds of them.
 func (s *scan) skip() {
-	depth := 0
+	switch s.peek() {
+	case '{', '[':
+	case '"':
+		s.str()
+		return
+	default:
+		s.literal()
+		return
+	}
+	depth, inString, escaped := 0, false, false
 	for s.err == nil {
-		switch s.peek() {
-		case '{', '[':
-			s.r.ReadByte()
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				s.fail(errJSON)
-				return
-			}
-			s.r.ReadByte()
-			depth--
-		case ',', ':':
-			if depth == 0 {
-				s.fail(errJSON)
-				return
-			}
-			s.r.ReadByte()
-		case '"':
-			s.str()
-		default:
-			s.literal()
-		}
-		if depth == 0 {
+		buf := s.buffered()
+		if buf == nil {
+			s.fail(errJSON)
 			return
 		}
+		for i, b := range buf {
+			switch {
+			case escaped:
+				escaped = false
+			case inString:
+				switch {
+				case b == '\\':
+					escaped = true
+				case b == '"':
+					inString = false
+				case b < 0x20:
+					s.fail(errJSON)
+					return
+				}
+			case b == '"':
+				inString = true
+			case b == '{' || b == '[':
+				depth++
+			case b == '}' || b == ']':
+				if depth--; depth == 0 {
+					s.r.Discard(i + 1)
+					return
+				}
+			}
+		}
+		s.r.Discard(len(buf))
 	}
 }
 
@@ -187,6 +227,9 @@ func (s *scan) str() string {
 		}
 	}
 	for s.err == nil {
+		if long {
+			s.skipPlain()
+		}
 		b, err := s.r.ReadByte()
 		switch {
 		case err != nil || b < 0x20:
@@ -208,6 +251,31 @@ func (s *scan) str() string {
 	}
 	return ""
 }
+
+// skipPlain discards the bytes of a string up to its next quote,
+// backslash or control character, which it leaves.
+func (s *scan) skipPlain() {
+	for {
+		buf := s.buffered()
+		i := 0
+		for i < len(buf) && plain[buf[i]] {
+			i++
+		}
+		s.r.Discard(i)
+		if i < len(buf) || buf == nil {
+			return
+		}
+	}
+}
+
+// plain is whether a byte inside a string is itself: not its end, an
+// escape or a control character (which JSON does not allow there).
+var plain = func() (t [256]bool) {
+	for b := range t {
+		t[b] = b >= 0x20 && b != '"' && b != '\\'
+	}
+	return t
+}()
 
 // escape reads what follows a backslash in a string.
 func (s *scan) escape() rune {

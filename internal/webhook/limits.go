@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"strconv"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -17,7 +19,8 @@ import (
 )
 
 // The bounds on requests. Memory grows with the bodies being handled (the
-// body, the Pod decoded, its patch), so their bytes are what is bounded.
+// body, the Pod decoded, its patch), so their bytes are what is bounded,
+// as they arrive: a client costs what it sent, never what it declared.
 const (
 	// maxBody bounds an AdmissionReview: the API server accepts request
 	// bodies of up to 3 MiB, and etcd stores objects of up to 1.5 MiB.
@@ -26,16 +29,35 @@ const (
 	// of the largest and hundreds of ordinary Pods (a few KiB each) beside
 	// it. A Pod takes a few times its size while it is handled.
 	bodyBudget = maxBody + 1<<20
-	// budgetWait is how long a request waits for its share of bodyBudget
-	// before it is answered "busy".
-	budgetWait = 2 * time.Second
+	// firstRead is a body's first buffer, before any of it has come: the
+	// most a request holds of bodyBudget ahead of its bytes.
+	firstRead = 512
 	// defaultMaxInFlight bounds the requests answered at once, most of
 	// them waiting for a registry; more are answered "busy" at once.
 	defaultMaxInFlight = 64
 )
 
-// RequestTimeout bounds the handling of one request, whatever the
-// registry does; the API server's own webhook timeout is 10 s by default.
+// The bounds on a connection's time, each from what came before: a
+// client that is slow, or lies, loses its own request when one passes.
+const (
+	// HeaderTimeout bounds the TLS handshake of a new connection, and then
+	// each request's headers. It is the API server's own bound on a
+	// handshake (client-go's transport): a webhook starved of CPU must not
+	// cut one the API server still waits for, and the connections in their
+	// handshake are bounded by number too (maxWaitingConns).
+	HeaderTimeout = 10 * time.Second
+	// BodyTimeout bounds the whole body of an AdmissionReview, from its
+	// headers. The API server writes a review at once, headers and body,
+	// so the body follows them within a round trip whatever its size (a
+	// few KiB, at most 3 MiB); a client still sending after this is not
+	// an API server, or is one on a network that would not answer within
+	// its webhook timeout either.
+	BodyTimeout = 2 * time.Second
+)
+
+// RequestTimeout bounds the handling of one request, from its headers,
+// whatever the registry does; the API server's own webhook timeout is 10
+// s by default.
 const RequestTimeout = 8 * time.Second
 
 func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
@@ -43,39 +65,56 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	c.Metrics.inFlight.Inc()
 	defer c.Metrics.inFlight.Dec()
+	// The body within BodyTimeout, on the connection itself, so that a
+	// client that stops sending is cut there, not when the server's
+	// ReadTimeout passes. A ResponseWriter without deadlines (a test's
+	// recorder) is bounded by ctx alone.
+	rc := http.NewResponseController(w)
+	deadline := start.Add(BodyTimeout)
+	rc.SetReadDeadline(deadline)
 	stream := http.MaxBytesReader(w, r.Body, maxBody)
-	if c.inFlight.Add(1) > int64(c.MaxInFlight) {
-		c.inFlight.Add(-1)
-		c.early(w, stream, start, fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering as many requests as it may at once (%d)", c.MaxInFlight)))
-		return
-	}
-	defer c.inFlight.Add(-1)
 	if r.ContentLength > maxBody {
 		c.early(w, stream, start, fail(reasonRequestTooBig, fmt.Errorf("the AdmissionReview has %d bytes, over the bound of %d", r.ContentLength, maxBody)))
 		return
 	}
-	weight := r.ContentLength
-	if weight <= 0 {
-		weight = maxBody // unknown: the most it may be
-	}
-	wait, cancel := context.WithTimeout(r.Context(), budgetWait)
-	err := c.bodies.Acquire(wait, weight)
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	body, release, err := c.readBody(ctx, stream, r.ContentLength, func() { rc.SetReadDeadline(time.Now()) })
 	cancel()
-	if err != nil {
-		c.early(w, stream, start, fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering large requests already")))
-		return
-	}
-	defer c.bodies.Release(weight)
-	body, err := io.ReadAll(stream)
+	defer release()
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
 		c.early(w, bytes.NewReader(body), start, fail(reasonRequestTooBig, fmt.Errorf("the AdmissionReview has more than %d bytes", maxBody)))
 		return
+	case errors.Is(err, errNoRoom):
+		c.early(w, bytes.NewReader(body), start, fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering large requests already")))
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		c.early(w, bytes.NewReader(body), start, fail(reasonSlowRequest,
+			fmt.Errorf("the AdmissionReview did not arrive whole within %s (%d bytes of %d)", BodyTimeout, len(body), r.ContentLength)))
+		return
+	case errors.Is(err, errStalled):
+		w.Header().Set("Connection", "close")
+		c.early(w, bytes.NewReader(body), start, fail(reasonSlowRequest,
+			fmt.Errorf("the AdmissionReview stopped coming (%d bytes of %d) while other requests needed its room", len(body), r.ContentLength)))
+		return
 	case err != nil:
 		http.Error(w, "read AdmissionReview: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	// Read whole: from here RequestTimeout bounds the request, and the
+	// connection's deadline must not end it (the server's read of what
+	// follows the body would cancel its context).
+	rc.SetReadDeadline(time.Time{})
+	read := time.Since(start)
+	c.Metrics.bodyTime.Observe(read.Seconds())
+	if c.inFlight.Add(1) > int64(c.MaxInFlight) {
+		c.inFlight.Add(-1)
+		c.early(w, bytes.NewReader(body), start, fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering as many requests as it may at once (%d)", c.MaxInFlight)))
+		return
+	}
+	defer c.inFlight.Add(-1)
 	var review admissionv1.AdmissionReview
 	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
 		if err == nil {
@@ -86,11 +125,14 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body = nil // the review holds the object: let the collector have the rest
-	ctx, cancelReview := context.WithTimeout(r.Context(), RequestTimeout)
+	if review.Request.Kind.Kind == "Pod" {
+		review.Request.Object.Raw = withoutManagedFields(review.Request.Object.Raw)
+	}
+	ctx, cancelReview := context.WithDeadline(r.Context(), start.Add(RequestTimeout))
 	defer cancelReview()
 	resp := c.Review(ctx, review.Request)
 	writeReview(w, review.TypeMeta, resp, c.Log)
-	c.Log.Debug("reviewed", "uid", review.Request.UID, "elapsed", time.Since(start))
+	c.Log.Debug("reviewed", "uid", review.Request.UID, "elapsed", time.Since(start), "read", read)
 }
 
 // early answers a request that is not handled (busy, too large) from a
@@ -111,8 +153,11 @@ func (c *Config) early(w http.ResponseWriter, body io.Reader, start time.Time, e
 		log.Warn("request refused before reading its Pod", "class", f.class, "reason", f.Error())
 		c.Metrics.admitted(denied, f.class, time.Since(start))
 		code := http.StatusTooManyRequests
-		if f.class == reasonRequestTooBig {
+		switch f.class {
+		case reasonRequestTooBig:
 			code = http.StatusRequestEntityTooLarge
+		case reasonSlowRequest:
+			code = http.StatusRequestTimeout
 		}
 		http.Error(w, oneLine(f.Error(), maxReason), code)
 		return
@@ -162,6 +207,9 @@ func writeReview(w http.ResponseWriter, meta metav1.TypeMeta, resp *admissionv1.
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	// With its length, the answer goes in one piece: without, one over 2
+	// KiB (most patches) would be sent in chunks.
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.Write(out)
 }

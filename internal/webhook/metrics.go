@@ -19,11 +19,18 @@ type Metrics struct {
 	admissions *prometheus.CounterVec
 	duration   *prometheus.HistogramVec
 	inFlight   prometheus.Gauge
+	bodyBytes  prometheus.Gauge
+	bodyTime   prometheus.Histogram
+	bodiesCut  prometheus.Counter
 	lookups    *prometheus.HistogramVec
 	forms      *prometheus.CounterVec
 	checks     *prometheus.CounterVec
 	native     *prometheus.GaugeVec
 	heldBack   prometheus.Gauge
+	// The HTTPS listener's connections (conns).
+	connections prometheus.Counter
+	open        *prometheus.GaugeVec
+	dropped     *prometheus.CounterVec
 }
 
 // NewMetrics registers the webhook's metrics, and the Go runtime's and
@@ -43,6 +50,19 @@ func NewMetrics() *Metrics {
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "job_signal_webhook_requests_in_flight",
 			Help: "Admission requests being answered now.",
+		}),
+		bodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "job_signal_webhook_request_body_bytes",
+			Help: "Bytes the webhook holds of admission requests' bodies, of the 5 MiB it holds at most; a body takes them as its bytes arrive.",
+		}),
+		bodyTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "job_signal_webhook_request_body_seconds",
+			Help:    "Time from an admission request's headers to the end of its body, for the bodies that arrived whole: the API server sends both in one write, and a body has 2 s.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2},
+		}),
+		bodiesCut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "job_signal_webhook_request_bodies_cut_total",
+			Help: "Request bodies cut, while they were read, for another request's room: each had sent no byte for 250 ms (a client that stalls), the largest first.",
 		}),
 		lookups: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "job_signal_webhook_registry_lookups_seconds",
@@ -65,11 +85,30 @@ func NewMetrics() *Metrics {
 			Name: "job_signal_webhook_nodes_holding_back_native_sidecars",
 			Help: "Nodes whose kubelet is older than 1.33 under an API server that is not, as last read: while more than 0, mode auto gives the pair (the webhook's log names each Node).",
 		}),
+		connections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "job_signal_webhook_connections_total",
+			Help: "Connections accepted on the HTTPS listener: each one a TLS handshake.",
+		}),
+		open: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "job_signal_webhook_connections",
+			Help: "Connections open on the HTTPS listener, by state: waiting (in the TLS handshake or before the first request's headers), active (answering a request), idle (kept alive between requests).",
+		}, []string{"state"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "job_signal_webhook_connections_dropped_total",
+			Help: "Connections the webhook closed to stay within its bound on waiting or idle ones (256 each), by the state they were in: the oldest goes.",
+		}, []string{"state"}),
+	}
+	for _, s := range []string{"waiting", "active", "idle"} {
+		m.open.WithLabelValues(s) // shown at 0 before the first connection
+		if s != "active" {
+			m.dropped.WithLabelValues(s)
+		}
 	}
 	for _, f := range []string{"pair", "native"} {
 		m.forms.WithLabelValues(f, formUnclassified) // shown at 0 before the first Pod
 	}
-	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.lookups, m.forms, m.checks, m.native, m.heldBack,
+	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.bodyBytes, m.bodyTime, m.bodiesCut, m.lookups, m.forms, m.checks, m.native, m.heldBack,
+		m.connections, m.open, m.dropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

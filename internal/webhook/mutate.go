@@ -19,7 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/semaphore"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,7 +62,7 @@ type Config struct {
 
 	once     sync.Once
 	inFlight atomic.Int64
-	bodies   *semaphore.Weighted // bytes of request bodies held
+	bodies   *budget // bytes of request bodies held
 }
 
 // setup fills in the defaults, once.
@@ -84,7 +83,7 @@ func (c *Config) setup() {
 		if c.MaxInFlight <= 0 {
 			c.MaxInFlight = defaultMaxInFlight
 		}
-		c.bodies = semaphore.NewWeighted(bodyBudget)
+		c.bodies = newBudget(bodyBudget, c.Metrics.bodyBytes, c.Metrics.bodiesCut)
 	})
 }
 

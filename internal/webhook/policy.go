@@ -22,22 +22,23 @@ const (
 // Reason classes: the metrics' label, a bounded set.
 const (
 	reasonNone          = "none"
-	reasonNotSelected   = "not_selected"  // not a Job's Pod, nor labelled enabled
-	reasonOptedOut      = "opted_out"     // labelled disabled
-	reasonHandWired     = "hand_wired"    // job-signal added by hand
-	reasonNothingToDo   = "nothing_to_do" // one container: it ends by itself
-	reasonNotPod        = "not_pod"       // another kind or operation
-	reasonUnreadable    = "unreadable"    // not a Pod this webhook can read
-	reasonRefused       = "refused"       // a shape inject refuses: the field is named
-	reasonLimitRange    = "limitrange"    // the namespace's LimitRange leaves no room
-	reasonAnnotations   = "annotations"   // the record would not fit the API server's limit
-	reasonImage         = "image"         // the registry's lasting answer: refused, unknown, too large, invalid
-	reasonRegistry      = "registry"      // the registry unavailable for now
-	reasonAPI           = "api"           // the API server unavailable for now
-	reasonBusy          = "busy"          // too many requests at once
-	reasonRequestTooBig = "request_size"  // an AdmissionReview over maxBody
-	reasonInternal      = "internal"      // a bug: a panic while reviewing
-	reasonNotNative     = "not_native"    // mode native, and the Pod's sidecars do not map onto native sidecars
+	reasonNotSelected   = "not_selected"    // not a Job's Pod, nor labelled enabled
+	reasonOptedOut      = "opted_out"       // labelled disabled
+	reasonHandWired     = "hand_wired"      // job-signal added by hand
+	reasonNothingToDo   = "nothing_to_do"   // one container: it ends by itself
+	reasonNotPod        = "not_pod"         // another kind or operation
+	reasonUnreadable    = "unreadable"      // not a Pod this webhook can read
+	reasonRefused       = "refused"         // a shape inject refuses: the field is named
+	reasonLimitRange    = "limitrange"      // the namespace's LimitRange leaves no room
+	reasonAnnotations   = "annotations"     // the record would not fit the API server's limit
+	reasonImage         = "image"           // the registry's lasting answer: refused, unknown, too large, invalid
+	reasonRegistry      = "registry"        // the registry unavailable for now
+	reasonAPI           = "api"             // the API server unavailable for now
+	reasonBusy          = "busy"            // too many requests at once
+	reasonRequestTooBig = "request_size"    // an AdmissionReview over maxBody
+	reasonSlowRequest   = "request_timeout" // an AdmissionReview not whole within BodyTimeout
+	reasonInternal      = "internal"        // a bug: a panic while reviewing
+	reasonNotNative     = "not_native"      // mode native, and the Pod's sidecars do not map onto native sidecars
 	// A Job's review (jobs.go): its podFailurePolicy judges no exit code,
 	// or its template says so already.
 	reasonNoExitCodeRules = "no_exit_code_rules"
@@ -58,7 +59,8 @@ type failureClass struct {
 var policyTable = []failureClass{
 	{reasonRegistry, true, "a registry does not answer within `--registry-timeout` (5 s), cannot be reached, or answers 429 or 5xx"},
 	{reasonAPI, true, "the API server does not answer when asked for a pull secret or the namespace's LimitRanges"},
-	{reasonBusy, true, "more than `--max-in-flight` (64) requests at once, or a large request that cannot get its share of memory within 2 s"},
+	{reasonBusy, true, "more than `--max-in-flight` (64) requests at once, or a large request whose bytes find no room within 2 s in the 5 MiB of bodies the webhook holds at once"},
+	{reasonSlowRequest, true, "the AdmissionReview did not arrive whole within 2 s of its headers (the API server sends it in one write)"},
 	{reasonInternal, true, "a bug: the webhook panicked while reviewing the Pod"},
 	{reasonRefused, false, "a shape inject refuses (the field is named), a Windows Pod, pod-level requests below what the containers need"},
 	{reasonNotNative, false, "`--mode native`, and a sidecar needs what native sidecars lack (the reason names it): use mode auto for the pair there"},

@@ -46,7 +46,7 @@ func TestVerdict(t *testing.T) {
 // cannot need job-signal is never denied.
 func TestPolicyTable(t *testing.T) {
 	want := map[string]bool{
-		reasonRegistry: true, reasonAPI: true, reasonBusy: true, reasonInternal: true,
+		reasonRegistry: true, reasonAPI: true, reasonBusy: true, reasonSlowRequest: true, reasonInternal: true,
 		reasonRefused: false, reasonNotNative: false, reasonLimitRange: false, reasonAnnotations: false, reasonImage: false,
 		reasonUnreadable: false, reasonRequestTooBig: false,
 	}

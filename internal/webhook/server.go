@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -55,16 +56,58 @@ func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Ser
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
+	cfg.setup()
 	srv := &http.Server{
-		Handler:           certs.requireClient(cfg.Handler(), log),
-		TLSConfig:         certs.config(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
+		Handler:   certs.requireClient(cfg.Handler(), log),
+		TLSConfig: forWebhook(certs.config()),
+		// HTTP/1.1 only: the API server calls every webhook behind a
+		// Service with HTTP/1.1, one request per connection at a time;
+		// HTTP/2 would let one client open hundreds of streams, each a
+		// handler, on one connection.
+		Protocols: http1Only(),
+		// The TLS handshake (the least of the three timeouts) and each
+		// request's headers; /mutate bounds its body itself (BodyTimeout),
+		// and ReadTimeout the whole of any other request.
+		ReadHeaderTimeout: HeaderTimeout,
+		ReadTimeout:       HeaderTimeout + BodyTimeout,
 		WriteTimeout:      RequestTimeout + 2*time.Second,
-		IdleTimeout:       90 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		// Longer than the API server's client keeps an idle connection (90
+		// s): it closes them first, so it never sends a review on a
+		// connection the webhook is closing.
+		IdleTimeout: 120 * time.Second,
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnState:   newConns(cfg.Metrics).track,
 	}
 	return &Server{srv: srv, listener: l, tls: true}, nil
+}
+
+// forWebhook sets what suits a client that reads whole answers and
+// never resumes a session (client-go keeps no session cache): an answer
+// in records as large as TLS allows, so in one write, not first in
+// records of a packet each to hurry a browser's first bytes; and no
+// session tickets, which the API server never uses and each handshake
+// would encrypt and send.
+func forWebhook(c *tls.Config) *tls.Config {
+	set := func(c *tls.Config) {
+		c.DynamicRecordSizingDisabled, c.SessionTicketsDisabled = true, true
+	}
+	set(c)
+	if get := c.GetConfigForClient; get != nil {
+		c.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			per, err := get(hello)
+			if per != nil {
+				set(per)
+			}
+			return per, err
+		}
+	}
+	return c
+}
+
+func http1Only() *http.Protocols {
+	var p http.Protocols
+	p.SetHTTP1(true)
+	return &p
 }
 
 // ListenMetrics binds addr for the plain-HTTP listener of metrics and

@@ -1,0 +1,141 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/job-signal/job-signal/internal/testing/webhooktest"
+)
+
+// The webhook called as the API server calls it in a cluster, for the
+// tests that measure it. The API server calls a webhook behind a Service
+// over HTTP/1.1, through a pool that keeps at most 25 idle connections
+// (client-go's transport), and so does it for a webhook registered by a
+// URL, unless the URL's host is a loopback address or "localhost": those
+// it calls with HTTP/2, one connection for every request
+// (k8s.io/apiserver/pkg/util/webhook, client.go, on 1.30 as on 1.37). A
+// webhook registered as https://127.0.0.1:PORT is therefore called as in
+// no cluster; registered as https://localhost.:PORT (the same address,
+// named as no rule of the API server's knows it) it is called as behind a
+// Service. Its serving certificate is what the chart generates (Helm's
+// genCA and genSignedCert: RSA 2048, as cert-manager's default too), not
+// the suite's ECDSA one: each TLS handshake the API server opens costs
+// the webhook one signature with that key.
+
+// serviceLikeHost is the name the API server calls the webhook by.
+const serviceLikeHost = "localhost."
+
+// shippedServingCert is a CA and a serving certificate for serviceLikeHost
+// and 127.0.0.1, both RSA 2048 as the chart generates them.
+func shippedServingCert(t *testing.T) servingCert {
+	t.Helper()
+	caKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial := func() *big.Int {
+		n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+		return n
+	}
+	caTmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "job-signal-webhook CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, BasicConstraintsValid: true, IsCA: true}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "job-signal-webhook.job-signal-system.svc"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{"localhost", "job-signal-webhook.job-signal-system.svc"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return servingCert{
+		cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		key:  pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
+		ca:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+	}
+}
+
+// freeLoopbackPort is a port on 127.0.0.1 free now, for a webhook that is
+// started again on the same address.
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// registerLikeService registers the chart's configuration for the
+// webhook on 127.0.0.1:port under serviceLikeHost, with the CA of its
+// certificate, for namespaces; a webhook must be serving there.
+func registerLikeService(t *testing.T, port int, caPEM []byte, namespaces ...string) {
+	t.Helper()
+	registerWebhookAt(t, fmt.Sprintf("https://%s:%d/mutate", serviceLikeHost, port), caPEM, "", namespaces...)
+}
+
+// bodyBounds are the upper bounds of job_signal_webhook_request_body_seconds.
+var bodyBounds = []string{"0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2", "+Inf"}
+
+// bodyTimes is the webhook's histogram of the time from a request's
+// headers to its body's end: the cumulative count under each bound.
+func (w *webhookProcess) bodyTimes(t *testing.T) []float64 {
+	t.Helper()
+	var counts []float64
+	for _, le := range bodyBounds {
+		counts = append(counts, w.metric(t, `job_signal_webhook_request_body_seconds_bucket{le="`+le+`"}`))
+	}
+	return counts
+}
+
+// slowestBody is the least bound under which every body counted between
+// before and after came, and how many there were.
+func slowestBody(before, after []float64) (string, int) {
+	total := after[len(after)-1] - before[len(before)-1]
+	for i, le := range bodyBounds {
+		if after[i]-before[i] == total {
+			return le, int(total)
+		}
+	}
+	return "+Inf", int(total)
+}
+
+func boundIndex(le string) int { return slices.Index(bodyBounds, le) }
+
+// jobPodLike is webhooktest.AppJobPod with the suite's busybox image
+// and programs: a short main and a sidecar that exits on SIGTERM.
+func jobPodLike(name string) *corev1.Pod {
+	p := webhooktest.AppJobPod(name)
+	for i, script := range []string{shortMain, termSidecar} {
+		c := &p.Spec.Containers[i]
+		c.Image, c.ImagePullPolicy, c.Command = busyboxImage, corev1.PullNever, []string{"sh", "-c", script}
+	}
+	return p
+}
