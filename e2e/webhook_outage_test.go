@@ -151,16 +151,18 @@ func TestWebhookOutagePolicy(t *testing.T) {
 	}
 }
 
-// TestWebhookOutageBlastRadius: with the webhook down, in an enabled
-// namespace, only the Pods it serves wait for it. A Deployment, a
+// TestWebhookOutageBlastRadius: with the webhook down (installed by its
+// chart, scaled to no replica: the registration stays), in a namespace it
+// serves, only the Pods it serves wait for it. A Deployment, a
 // StatefulSet, a DaemonSet and a bare restartPolicy Always Pod, each of
-// two containers, are all created at once, as the shipped registration
+// two containers, are all created at once, as the chart's registration
 // never sends them; a Job with a sidecar is refused (failurePolicy Fail)
-// and completes, injected, once the webhook is back.
+// and completes, injected, once the webhook is back. On any cluster.
 func TestWebhookOutageBlastRadius(t *testing.T) {
 	t.Parallel()
-	s := newSpace(t, "webhook-blast", map[string]string{inject.LabelInject: "enabled"})
-	hook := downWebhook(t, s.ns)
+	s := newSpace(t, "webhook-blast")
+	hook := installChart(t, []string{s.ns}, "replicaCount=1")
+	hook.scale(0)
 
 	// Two containers each, held unscheduled by a gate: admission is the
 	// point, and a gate is allowed in every controller's template.
@@ -228,7 +230,7 @@ func TestWebhookOutageBlastRadius(t *testing.T) {
 		}
 	}
 
-	restarted := startWebhook(t, "--listen="+hook.addr)
+	hook.scale(1)
 	done, _ := s.waitJob(job.Name, 6*time.Minute)
 	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
 	for _, o := range s.pods.latest() {
@@ -236,7 +238,7 @@ func TestWebhookOutageBlastRadius(t *testing.T) {
 			t.Errorf("the Job's Pod %s was admitted without job-signal: %s", o.obj.Name, podSummary(o.obj))
 		}
 	}
-	if n := restarted.metric(t, `job_signal_webhook_admissions_total{outcome="injected",reason="none"}`); n < 1 {
+	if n := hook.metric(t, `job_signal_webhook_admissions_total{outcome="injected",reason="none"}`); n < 1 {
 		t.Errorf("the restarted webhook counts %v injected Pods, want 1", n)
 	}
 }
