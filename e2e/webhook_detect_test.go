@@ -120,11 +120,12 @@ func TestWebhookDetectsNativeSidecars(t *testing.T) {
 	}
 }
 
-// TestWebhookModePairChecksNothing: in mode pair the webhook needs no
-// answer from the cluster and asks for none.
+// TestWebhookModePairChecksNothing: in mode pair the webhook (the
+// chart's) needs no answer from the cluster and asks for none.
 func TestWebhookModePairChecksNothing(t *testing.T) {
 	t.Parallel()
-	hook := startWebhook(t) // mode pair, as startWebhook gives it
+	s := newSpace(t, "webhook-pair")
+	hook := installChart(t, []string{s.ns}, "replicaCount=1", "mode=pair")
 	said := false
 	for _, e := range hook.events(t) {
 		said = said || strings.HasPrefix(e.Msg, "mode pair: ")
