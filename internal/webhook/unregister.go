@@ -26,10 +26,12 @@ import (
 // registration first, and waiting until every API server has let it go,
 // leaves nothing that blocks a Pod while the rest goes.
 type UnregisterCmd struct {
-	MutatingWebhookConfigurations []string      `name:"mutating-webhook-configuration" required:"" sep:"none" placeholder:"NAME" help:"A MutatingWebhookConfiguration to delete (repeat the flag for more); one already gone is fine."`
-	Settle                        time.Duration `name:"settle" default:"2s" placeholder:"DURATION" help:"Then wait this long: every API server drops a deleted registration once its watch delivers the deletion, within milliseconds when healthy; nothing the API offers says when it has (default ${default})."`
-	Timeout                       time.Duration `name:"timeout" default:"1m" nonzero:"" placeholder:"DURATION" help:"Give up on the API server after this (default ${default})."`
-	Kubeconfig                    string        `name:"kubeconfig" placeholder:"PATH" help:"Kubeconfig to use. Default: in-cluster (the hook's ServiceAccount, which may delete the named configurations and nothing else)."`
+	MutatingWebhookConfigurations   []string      `name:"mutating-webhook-configuration" required:"" sep:"none" placeholder:"NAME" help:"A MutatingWebhookConfiguration to delete (repeat the flag for more); one already gone is fine."`
+	ValidatingWebhookConfigurations []string      `name:"validating-webhook-configuration" sep:"none" placeholder:"NAME" help:"A ValidatingWebhookConfiguration to delete too (repeat the flag for more)."`
+	PolicyBindings                  []string      `name:"validating-admission-policy-binding" sep:"none" placeholder:"NAME" help:"A ValidatingAdmissionPolicyBinding to delete too (repeat the flag for more)."`
+	Settle                          time.Duration `name:"settle" default:"2s" placeholder:"DURATION" help:"Then wait this long: every API server drops a deleted registration once its watch delivers the deletion, within milliseconds when healthy; nothing the API offers says when it has (default ${default})."`
+	Timeout                         time.Duration `name:"timeout" default:"1m" nonzero:"" placeholder:"DURATION" help:"Give up on the API server after this (default ${default})."`
+	Kubeconfig                      string        `name:"kubeconfig" placeholder:"PATH" help:"Kubeconfig to use. Default: in-cluster (the hook's ServiceAccount, which may delete the named configurations and nothing else)."`
 	cli.LogOptions
 }
 
@@ -54,15 +56,24 @@ func (u *UnregisterCmd) run(log *slog.Logger) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), u.Timeout)
 	defer cancel()
-	for _, name := range u.MutatingWebhookConfigurations {
-		err := client.Delete().Resource("mutatingwebhookconfigurations").Name(name).Do(ctx).Error()
-		switch {
-		case apierrors.IsNotFound(err):
-			log.Info("MutatingWebhookConfiguration already gone", "name", name)
-		case err != nil:
-			return fmt.Errorf("delete MutatingWebhookConfiguration %s: %w", name, err)
-		default:
-			log.Info("MutatingWebhookConfiguration deleted: no Pod is sent to the webhook any more", "name", name)
+	for _, o := range []struct {
+		kind, resource string
+		names          []string
+	}{
+		{"ValidatingWebhookConfiguration", "validatingwebhookconfigurations", u.ValidatingWebhookConfigurations},
+		{"ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", u.PolicyBindings},
+		{"MutatingWebhookConfiguration", "mutatingwebhookconfigurations", u.MutatingWebhookConfigurations},
+	} {
+		for _, name := range o.names {
+			err := client.Delete().Resource(o.resource).Name(name).Do(ctx).Error()
+			switch {
+			case apierrors.IsNotFound(err):
+				log.Info(o.kind+" already gone", "name", name)
+			case err != nil:
+				return fmt.Errorf("delete %s %s: %w", o.kind, name, err)
+			default:
+				log.Info(o.kind+" deleted: the API server calls it no more", "name", name)
+			}
 		}
 	}
 	log.Info("waiting for the API servers to drop the registrations", "settle", u.Settle)
