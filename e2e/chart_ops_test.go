@@ -111,6 +111,9 @@ func TestChartUpgradeUninstall(t *testing.T) {
 			each <- struct{}{}
 		}
 	}()
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop); <-done }) }
+	defer halt() // never outlives the test, even one that failed early
 	// more waits until the creator has made n more Jobs.
 	more := func(n int) {
 		for range n {
@@ -147,8 +150,7 @@ func TestChartUpgradeUninstall(t *testing.T) {
 	out := hook.uninstall()
 	t.Logf("E2E_TIMING chart_uninstall seconds=%.1f: %s", time.Since(uninstallBegan).Seconds(), strings.TrimSpace(out))
 	more(2) // and after it
-	close(stop)
-	<-done
+	halt()
 
 	mu.Lock()
 	jobs := append([]*batchv1.Job(nil), created...)

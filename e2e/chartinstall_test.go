@@ -54,7 +54,8 @@ type chartWebhook struct {
 	namespace string // the release's, where the webhook runs
 	name      string // its objects' (the chart's fullname)
 	set       []string
-	gone      bool // uninstalled
+	home      string // helm's own folders
+	gone      bool   // uninstalled
 }
 
 // installChart runs helm install of the chart into a namespace of its own
@@ -72,7 +73,7 @@ func installChart(t *testing.T, namespaces []string, set ...string) *chartWebhoo
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &chartWebhook{t: t, release: ns, namespace: ns, name: ns + "-job-signal-webhook"}
+	h := &chartWebhook{t: t, release: ns, namespace: ns, name: ns + "-job-signal-webhook", home: t.TempDir()}
 	h.set = append(append(imageValues("image", webhookImage), "installImage="+productImage,
 		"namespaces={"+strings.Join(namespaces, ",")+"}", "labelledNamespaces=false", "labelledPods=false",
 		"logFormat=json", "logLevel=debug"), set...)
@@ -139,7 +140,7 @@ func (h *chartWebhook) helm(timeout time.Duration, args ...string) (string, erro
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, tools.Helm, args...)
-	home := h.t.TempDir()
+	home := h.home
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config",
 		"HELM_DATA_HOME="+home+"/data", "KUBECONFIG="+kube.Kubeconfig())
 	var out bytes.Buffer
