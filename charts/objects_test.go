@@ -14,6 +14,7 @@ import (
 	"github.com/alecthomas/kong"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -39,6 +40,10 @@ type objects struct {
 	clusterRoles map[string]*rbacv1.ClusterRole
 	roles        map[string]*rbacv1.Role     // by namespace/name
 	other        map[string][]map[string]any // kinds of other APIs (cert-manager, the Prometheus Operator), by kind
+	// clusterBindings, namespaces and jobs (Helm hooks): see operate_test.go.
+	clusterBindings []*rbacv1.ClusterRoleBinding
+	namespaces      []*corev1.Namespace
+	jobs            []*batchv1.Job
 }
 
 func decode(t *testing.T, out string) objects {
@@ -48,7 +53,8 @@ func decode(t *testing.T, out string) objects {
 		t.Fatal("no Deployment, MutatingWebhookConfiguration or Service rendered")
 	}
 	return objects{deployment: r.Deployment, config: r.Config, service: r.Service, pdb: r.PDB, netpol: r.NetworkPolicy,
-		secrets: r.Secrets, roleBindings: r.RoleBindings, clusterRoles: r.ClusterRoles, roles: r.Roles, other: r.Other}
+		secrets: r.Secrets, roleBindings: r.RoleBindings, clusterRoles: r.ClusterRoles, roles: r.Roles, other: r.Other,
+		clusterBindings: r.ClusterRoleBindings, namespaces: r.Namespaces, jobs: r.Jobs}
 }
 
 // check holds the rendered objects to what the webhook and the API server
@@ -341,6 +347,9 @@ func TestValueErrors(t *testing.T) {
 		{[]string{"registryTimeout=5"}, "registryTimeout"},
 		{[]string{"mode=sidecars"}, "mode"},
 		{[]string{"detectInterval=10"}, "detectInterval"},
+		{[]string{"labelledNamespaces=false", "labelledPods=false"}, "no Pod would ever be sent"},
+		{[]string{"podDisruptionBudget.minAvailable=1"}, "minAvailable"},
+		{[]string{"shutdownDelaySeconds=0"}, "shutdownDelaySeconds"},
 	} {
 		_, err := render(t, "", tc.set...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -279,9 +279,14 @@ func webhookKubeconfig(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatalf("a token for the webhook's ServiceAccount: %v", err)
 	}
+	// The API server as the admin's kubeconfig names and trusts it: the
+	// suite's own, or, attached, the user's.
+	rc := kube.RESTConfig()
+	server := &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthority: rc.CAFile, CertificateAuthorityData: rc.CAData,
+		TLSServerName: rc.ServerName, InsecureSkipTLSVerify: rc.Insecure}
 	path := filepath.Join(dir, "kubeconfig")
 	err = clientcmd.WriteToFile(clientcmdapi.Config{
-		Clusters:       map[string]*clientcmdapi.Cluster{"e2e": {Server: kube.RESTConfig().Host, CertificateAuthorityData: kube.CAPEM()}},
+		Clusters:       map[string]*clientcmdapi.Cluster{"e2e": server},
 		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"job-signal-webhook": {Token: token.Status.Token}},
 		Contexts:       map[string]*clientcmdapi.Context{"e2e": {Cluster: "e2e", AuthInfo: "job-signal-webhook"}},
 		CurrentContext: "e2e",

@@ -39,7 +39,9 @@ that it cannot inject because of a failure that may pass (a registry or the
 API server unavailable) is denied for now, and the Job controller creates it
 again; with --failure-policy=Ignore, and for lasting refusals, the Pod is
 admitted unchanged, annotated job-signal.dev/skipped with the reason. See
-manifests/webhook/ and the README.`
+manifests/webhook/ and the README.
+
+Run 'job-signal-webhook serve --help' for the flags of serving.`
 
 // Cmd is job-signal-webhook's command line.
 type Cmd struct {
@@ -77,14 +79,36 @@ func (c *Cmd) Validate() error {
 // program is the webhook's name in its help, errors and log lines.
 const program = "job-signal-webhook"
 
-// Main runs the webhook until SIGTERM or SIGINT and returns its exit code:
-// the front-end convention of every job-signal program (cli.Main), with
-// the webhook's own flags.
+// CLI is job-signal-webhook's command line: serving admission requests,
+// the default (Cmd's flags), and unregister, which the chart's pre-delete
+// hook runs.
+type CLI struct {
+	Serve      Cmd           `cmd:"" default:"withargs" help:"Serve admission requests (the default: 'serve' may be left out)."`
+	Unregister UnregisterCmd `cmd:"" help:"Delete the webhook's registration, then wait for the API servers to drop it: what helm uninstall runs first (the chart's pre-delete hook)."`
+}
+
+// Format is the log format of the command given: errors are written in
+// it too.
+func (c *CLI) Format() string {
+	if c.Serve.LogFormat == "json" || c.Unregister.LogFormat == "json" {
+		return "json"
+	}
+	return "text"
+}
+
+// Main runs the webhook until SIGTERM or SIGINT (or unregister, to its
+// end) and returns its exit code: the front-end convention of every
+// job-signal program (cli.Main), with the webhook's own flags.
 func Main(args []string, stdout, stderr io.Writer) int {
-	var c Cmd
-	return cli.Main(program, description, &c, args, stdout, stderr, nil, func(*kong.Context) error {
-		log := c.Logger(stderr, program)
-		if err := c.run(log); err != nil {
+	var c CLI
+	return cli.Main(program, description, &c, args, stdout, stderr, nil, func(kctx *kong.Context) error {
+		var err error
+		if kctx.Command() == "unregister" {
+			err = c.Unregister.run(c.Unregister.Logger(stderr, program))
+		} else {
+			err = c.Serve.run(c.Serve.Logger(stderr, program))
+		}
+		if err != nil {
 			return cli.Exit(1, err)
 		}
 		return nil
