@@ -152,6 +152,10 @@ func missingHosts(c *x509.Certificate, hosts []string) []string {
 	return out
 }
 
+// Trusts says whether the configurations, which trust the CAs trusted,
+// trust the CA of bundle that signed p.
+func Trusts(trusted, bundle []*x509.Certificate, p *Pair) bool { return trusts(trusted, bundle, p) }
+
 // trusts says whether the configurations trust the CA that signed p.
 func trusts(trusted, bundle []*x509.Certificate, p *Pair) bool {
 	ca := issuer(bundle, p)
