@@ -4,8 +4,6 @@
 package charts_test
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"slices"
 	"strings"
 	"testing"
@@ -111,6 +109,9 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 		if len(b.Subjects) != 1 || b.Subjects[0].Name != pod.Spec.ServiceAccountName || b.Subjects[0].Namespace != ns {
 			t.Errorf("RoleBinding in %s: subjects %+v, want the webhook's ServiceAccount", b.Namespace, b.Subjects)
 		}
+		if b.RoleRef.Kind == "Role" && strings.HasSuffix(b.RoleRef.Name, "-certificate") {
+			continue // checkCertificate's
+		}
 		if b.RoleRef.Kind == "Role" {
 			detect++
 			checkDetectRole(t, b, o.roles[b.Namespace+"/"+b.RoleRef.Name], ns)
@@ -126,6 +127,7 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 	if !slices.Equal(bound, secretNamespaces) {
 		t.Errorf("the webhook may read Secrets in %v, want %v", bound, secretNamespaces)
 	}
+	checkCertificate(t, o, cmd)
 	mode, err := inject.ParseMode(cmd.Mode)
 	switch {
 	case err != nil:
@@ -285,51 +287,6 @@ func checkReach(t *testing.T, config *admissionregistrationv1.MutatingWebhookCon
 	}
 }
 
-// TestGeneratedCertificate: with certificates.source=generate (the
-// default), the Secret the Deployment mounts holds a certificate for the
-// Service's names, signed by the CA that every webhook's caBundle holds.
-func TestGeneratedCertificate(t *testing.T) {
-	out, err := render(t, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := decode(t, out)
-	var tls *corev1.Secret
-	for _, s := range o.secrets {
-		if s.Name == o.deployment.Spec.Template.Spec.Volumes[0].Secret.SecretName {
-			tls = s
-		}
-	}
-	if tls == nil || tls.Type != corev1.SecretTypeTLS {
-		t.Fatalf("no kubernetes.io/tls Secret for the Deployment's volume: %v", o.secrets)
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(tls.Data["ca.crt"]) {
-		t.Fatal("ca.crt holds no certificate")
-	}
-	block, _ := pem.Decode(tls.Data["tls.crt"])
-	if block == nil {
-		t.Fatal("tls.crt holds no PEM")
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{release + "." + namespace + ".svc", release + "." + namespace + ".svc.cluster.local"} {
-		if _, err := cert.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
-			t.Errorf("the serving certificate for %s: %v", name, err)
-		}
-	}
-	if cert.NotAfter.Before(time.Now().Add(5 * 365 * 24 * time.Hour)) {
-		t.Errorf("the certificate expires %s, sooner than certificates.generate.validityDays says", cert.NotAfter)
-	}
-	for _, w := range o.config.Webhooks {
-		if string(w.ClientConfig.CABundle) != string(tls.Data["ca.crt"]) {
-			t.Errorf("%s: caBundle is not the Secret's ca.crt", w.Name)
-		}
-	}
-}
-
 // TestValueErrors: values that cannot work are refused when rendering,
 // naming the value and the fix.
 func TestValueErrors(t *testing.T) {
@@ -350,6 +307,8 @@ func TestValueErrors(t *testing.T) {
 		{[]string{"labelledNamespaces=false", "labelledPods=false"}, "no Pod would ever be sent"},
 		{[]string{"podDisruptionBudget.minAvailable=1"}, "minAvailable"},
 		{[]string{"shutdownDelaySeconds=0"}, "shutdownDelaySeconds"},
+		{[]string{"certificates.generate.renew=true"}, "certificates.generate.renew: the webhook renews"},
+		{[]string{"certificates.generate.validityDays=30"}, "validityDays"},
 	} {
 		_, err := render(t, "", tc.set...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -107,7 +107,17 @@ func startWebhookBinary(t *testing.T, bin string, env []string, flags ...string)
 	args := append([]string{"--listen=127.0.0.1:0", "--tls-cert-file=" + cert, "--tls-key-file=" + key,
 		"--kubeconfig=" + webhookKubeconfig(t, dir), "--log-format=json", "--log-level=debug",
 		"--mode=pair", "--namespace=" + chartNamespace}, flags...)
-	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), ca: kube.CAPEM(), exited: make(chan struct{})}
+	return runWebhook(t, bin, env, kube.CAPEM(), args...)
+}
+
+// runWebhook runs bin with exactly args (JSON logs among them) and more
+// environment, stopped by its PID when the test ends; it returns once the
+// webhook has said where it listens. ca is the CA of its serving
+// certificate, for the test to reach it.
+func runWebhook(t *testing.T, bin string, env []string, ca []byte, args ...string) *webhookProcess {
+	t.Helper()
+	dir := t.TempDir()
+	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), ca: ca, exited: make(chan struct{})}
 	logFile, err := os.Create(w.logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -274,10 +284,17 @@ func webhookKubeconfig(t *testing.T, dir string) string {
 	if webhookRBAC.err != nil {
 		t.Fatalf("creating the webhook's RBAC from the chart: %v", webhookRBAC.err)
 	}
-	token, err := client.CoreV1().ServiceAccounts(s.serviceAccount.Namespace).CreateToken(ctx, s.serviceAccount.Name,
+	return accountKubeconfig(t, dir, s.serviceAccount.Namespace, s.serviceAccount.Name)
+}
+
+// accountKubeconfig writes, in dir, a kubeconfig for the cluster with a
+// token of ServiceAccount namespace/account, valid for an hour.
+func accountKubeconfig(t *testing.T, dir, namespace, account string) string {
+	t.Helper()
+	token, err := kube.Client().CoreV1().ServiceAccounts(namespace).CreateToken(t.Context(), account,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("a token for the webhook's ServiceAccount: %v", err)
+		t.Fatalf("a token for ServiceAccount %s/%s: %v", namespace, account, err)
 	}
 	// The API server as the admin's kubeconfig names and trusts it: the
 	// suite's own, or, attached, the user's.

@@ -45,20 +45,26 @@ Run 'job-signal-webhook serve --help' for the flags of serving.`
 
 // Cmd is job-signal-webhook's command line.
 type Cmd struct {
-	Listen          string        `default:":8443" placeholder:"HOST:PORT" help:"Address to serve HTTPS on (default ${default})."`
-	TLSCertFile     string        `name:"tls-cert-file" required:"" placeholder:"PATH" help:"Serving certificate (PEM); reloaded when it changes."`
-	TLSKeyFile      string        `name:"tls-key-file" required:"" placeholder:"PATH" help:"Its private key (PEM)."`
-	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading imagePullSecrets and LimitRanges. Default: in-cluster when run in a Pod, else no API access (pull secrets are then not used, LimitRanges not checked)."`
-	RegistryTimeout time.Duration `default:"5s" placeholder:"DURATION" help:"Give up looking a Pod's images up after this (default ${default}); keep it below the webhook's timeoutSeconds."`
-	FailurePolicy   string        `enum:"Fail,Ignore" default:"Fail" env:"JOB_SIGNAL_WEBHOOK_FAILURE_POLICY" help:"What happens to a Pod that needs job-signal when a failure that may pass keeps the webhook from injecting it: Fail denies it (the Job controller creates it again), Ignore admits it without job-signal. Keep it equal to the failurePolicy of the webhook configuration (default ${default})."`
-	ClientCAFile    string        `name:"client-ca-file" placeholder:"PATH" help:"Require a client certificate signed by a CA in this file (PEM; reloaded when it changes) for every request on --listen but /healthz: only an API server configured to present one (its admission-control kubeconfig; see the README) may ask for admission."`
-	MetricsListen   string        `placeholder:"HOST:PORT" help:"Also serve /metrics and /healthz (nothing else: admission requests only on --listen) over plain HTTP here; /metrics is always served on --listen too."`
-	MaxInFlight     int           `default:"64" help:"Admission requests answered at once; more are answered busy (default ${default})."`
-	CacheSize       int           `default:"1024" help:"Image configs kept, by repository and digest (default ${default})."`
-	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default})."`
-	Mode            string        `default:"auto" placeholder:"pair|native|auto" help:"The form Pods are given: pair (job-signal and sidecar-watch, on every cluster), native (native sidecars; a Pod whose sidecars need what they lack is admitted without job-signal, the reason recorded) or auto (native sidecars where the API server keeps them and they serve the Pod, else the pair; the pair until the first check) (default ${default})."`
-	DetectInterval  time.Duration `name:"detect-interval" default:"10m" nonzero:"" placeholder:"DURATION" help:"With --mode auto or native, how often to check again whether the API server keeps native sidecars, by a dry-run Pod in --namespace (default ${default})."`
-	Namespace       string        `placeholder:"NAMESPACE" help:"The webhook's own namespace, where it checks for native sidecars with a dry-run Pod (nothing is stored; it needs create on pods there). Default: its Pod's namespace in a cluster, else the --kubeconfig context's."`
+	Listen                string        `default:":8443" placeholder:"HOST:PORT" help:"Address to serve HTTPS on (default ${default})."`
+	TLSCertFile           string        `name:"tls-cert-file" placeholder:"PATH" help:"Serving certificate (PEM), read again when it changes: cert-manager's or your own, mounted from a Secret. Or --certificate-secret."`
+	TLSKeyFile            string        `name:"tls-key-file" placeholder:"PATH" help:"Its private key (PEM)."`
+	CertificateSecret     string        `name:"certificate-secret" placeholder:"NAME" help:"Instead of --tls-cert-file: make and renew the serving certificate itself, kept in this Secret of the webhook's namespace (the chart renders it, empty; the webhook needs get, list, watch and update on it), with a CA of its own put in the caBundle of each --webhook-configuration. Renewed when a third of --certificate-validity is left: the new CA is trusted before the new certificate is served, and the old one until it expires."`
+	WebhookConfigurations []string      `name:"webhook-configuration" placeholder:"NAME" help:"With --certificate-secret: a MutatingWebhookConfiguration whose webhooks' caBundle the webhook sets (get, list, watch and patch on it); repeat for several."`
+	CertificateHosts      []string      `name:"certificate-hosts" placeholder:"HOST" help:"With --certificate-secret: the DNS names and IP addresses the certificate is for, those the API server calls (a Service's: SERVICE.NAMESPACE.svc)."`
+	CertificateValidity   time.Duration `name:"certificate-validity" default:"8760h" placeholder:"DURATION" help:"With --certificate-secret: how long each certificate it issues is valid, at least 1m (default ${default})."`
+	PodName               string        `name:"pod-name" env:"JOB_SIGNAL_WEBHOOK_POD_NAME" placeholder:"NAME" help:"The webhook's Pod, which the Warning Event about a serving certificate within 30 days of its expiry is about (the chart sets it from the downward API). Empty: the log line only."`
+	PodUID                string        `name:"pod-uid" env:"JOB_SIGNAL_WEBHOOK_POD_UID" placeholder:"UID" help:"The Pod's UID, by which kubectl describe pod finds that Event."`
+	Kubeconfig            string        `placeholder:"PATH" help:"Kubeconfig for reading imagePullSecrets and LimitRanges. Default: in-cluster when run in a Pod, else no API access (pull secrets are then not used, LimitRanges not checked)."`
+	RegistryTimeout       time.Duration `default:"5s" placeholder:"DURATION" help:"Give up looking a Pod's images up after this (default ${default}); keep it below the webhook's timeoutSeconds."`
+	FailurePolicy         string        `enum:"Fail,Ignore" default:"Fail" env:"JOB_SIGNAL_WEBHOOK_FAILURE_POLICY" help:"What happens to a Pod that needs job-signal when a failure that may pass keeps the webhook from injecting it: Fail denies it (the Job controller creates it again), Ignore admits it without job-signal. Keep it equal to the failurePolicy of the webhook configuration (default ${default})."`
+	ClientCAFile          string        `name:"client-ca-file" placeholder:"PATH" help:"Require a client certificate signed by a CA in this file (PEM; reloaded when it changes) for every request on --listen but /healthz: only an API server configured to present one (its admission-control kubeconfig; see the README) may ask for admission."`
+	MetricsListen         string        `placeholder:"HOST:PORT" help:"Also serve /metrics and /healthz (nothing else: admission requests only on --listen) over plain HTTP here; /metrics is always served on --listen too."`
+	MaxInFlight           int           `default:"64" help:"Admission requests answered at once; more are answered busy (default ${default})."`
+	CacheSize             int           `default:"1024" help:"Image configs kept, by repository and digest (default ${default})."`
+	Image                 string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default})."`
+	Mode                  string        `default:"auto" placeholder:"pair|native|auto" help:"The form Pods are given: pair (job-signal and sidecar-watch, on every cluster), native (native sidecars; a Pod whose sidecars need what they lack is admitted without job-signal, the reason recorded) or auto (native sidecars where the API server keeps them and they serve the Pod, else the pair; the pair until the first check) (default ${default})."`
+	DetectInterval        time.Duration `name:"detect-interval" default:"10m" nonzero:"" placeholder:"DURATION" help:"With --mode auto or native, how often to check again whether the API server keeps native sidecars, by a dry-run Pod in --namespace (default ${default})."`
+	Namespace             string        `placeholder:"NAMESPACE" help:"The webhook's own namespace, where it checks for native sidecars with a dry-run Pod (nothing is stored; it needs create on pods there). Default: its Pod's namespace in a cluster, else the --kubeconfig context's."`
 	cli.LogOptions
 	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
 
@@ -73,6 +79,9 @@ func (c *Cmd) Validate() error {
 		return cli.Invalid(fmt.Errorf("--mode: %w", err))
 	}
 	c.mode = mode
+	if err := c.validateCertificate(); err != nil {
+		return cli.Invalid(err)
+	}
 	return cli.Invalid(cli.CheckDurations(c))
 }
 
@@ -163,7 +172,10 @@ func (c *Cmd) run(log *slog.Logger) error {
 	default:
 		go cfg.WatchCluster(ctx, api.detect, c.DetectInterval)
 	}
-	srv, err := Listen(c.Listen, c.TLSCertFile, c.TLSKeyFile, cfg, log)
+	if api.events != nil && c.PodName != "" {
+		cfg.Events = PodEvents(api.events, api.namespace, c.PodName, c.PodUID)
+	}
+	srv, err := c.listen(ctx, api, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -182,7 +194,7 @@ func (c *Cmd) run(log *slog.Logger) error {
 		log.Info("serving metrics", "metricsAddr", metrics.Addr())
 	}
 	log.Info("serving", "addr", srv.Addr(), "version", version.String(), "api_access", api.secrets != nil, "mode", c.mode,
-		"failurePolicy", c.FailurePolicy, "clientCertificates", c.ClientCAFile != "")
+		"failurePolicy", c.FailurePolicy, "clientCertificates", c.ClientCAFile != "", "certificate", c.certificateSource())
 	select {
 	case err := <-done:
 		return err
@@ -205,6 +217,11 @@ type apiReaders struct {
 	secrets     SecretGetter
 	limitRanges LimitRangeLister
 	detect      DetectFunc
+	// What the serving certificate needs: the connection, the webhook's
+	// namespace, a client to record Events with.
+	config    *rest.Config
+	namespace string
+	events    rest.Interface
 }
 
 // apiAccess connects with the kubeconfig or the in-cluster account, and
@@ -240,14 +257,24 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 	}
 	lister := corev1listers.NewLimitRangeLister(informer.GetIndexer())
 	var detect DetectFunc
-	if c.mode != inject.ModePair { // the pair needs no answer, nor a namespace to ask in
-		namespace, err := c.ownNamespace()
-		if err != nil {
+	var namespace string
+	// The pair needs no answer of the cluster; a certificate from files
+	// needs no namespace. Events are recorded where the webhook is known
+	// to run, else only logged.
+	if c.mode != inject.ModePair || c.CertificateSecret != "" || c.PodName != "" {
+		if namespace, err = c.ownNamespace(); err != nil {
 			return apiReaders{}, err
 		}
+	}
+	if c.mode != inject.ModePair {
 		detect = func(ctx context.Context) (inject.Cluster, error) { return kubeapi.Detect(ctx, config, namespace) }
 	}
+	events, err := kubeapi.CoreClient(kubeapi.Bounded(config, maxCertificateAnswer))
+	if err != nil {
+		return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
+	}
 	return apiReaders{
+		config: config, namespace: namespace, events: events,
 		detect: detect,
 		secrets: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			secret := &corev1.Secret{}

@@ -205,9 +205,23 @@ func TestRBAC(t *testing.T) {
 	if secrets == nil || len(secrets.Rules) != 1 || !slices.Equal(secrets.Rules[0].Resources, []string{"secrets"}) || !slices.Equal(secrets.Rules[0].Verbs, []string{"get"}) {
 		t.Fatalf("ClusterRole job-signal-webhook-pull-secrets: %+v, want get secrets", secrets)
 	}
-	// Per namespace, only the dry run's right, in its own namespace: the
+	// Per namespace, only the dry run's right, in its own namespace, and
+	// Events there (about a serving certificate near its expiry): the
 	// Secrets of other namespaces are enable-namespace.sh's to grant.
 	ns := s.deployment.Namespace
+	certificate := "job-signal-webhook-certificate"
+	s.nsRoles = slices.DeleteFunc(s.nsRoles, func(r *rbacv1.Role) bool {
+		if r.Name != certificate {
+			return false
+		}
+		if r.Namespace != ns || len(r.Rules) != 1 || !slices.Equal(r.Rules[0].Resources, []string{"events"}) || !slices.Equal(r.Rules[0].Verbs, []string{"create"}) {
+			t.Errorf("Role %s/%s: %+v; want only create on events, in %s (cert-manager makes the certificate)", r.Namespace, r.Name, r.Rules, ns)
+		}
+		return true
+	})
+	s.nsBindings = slices.DeleteFunc(s.nsBindings, func(b *rbacv1.RoleBinding) bool {
+		return b.Namespace == ns && b.RoleRef.Kind == "Role" && b.RoleRef.Name == certificate
+	})
 	for _, r := range s.nsRoles {
 		if r.Namespace != ns || len(r.Rules) != 1 || !slices.Equal(r.Rules[0].Resources, []string{"pods"}) || !slices.Equal(r.Rules[0].Verbs, []string{"create"}) {
 			t.Errorf("Role %s/%s: %+v; want only create on pods, in %s (the dry run)", r.Namespace, r.Name, r.Rules, ns)

@@ -28,14 +28,36 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end }}
 {{- end -}}
 
+{{/* The Secret of the serving certificate: RELEASE-tls, mounted from
+     cert-manager's or yours; RELEASE-certificate where the webhook keeps
+     its own (generate), a Secret of another type than the kubernetes.io/tls
+     one chart 0.1.0 rendered, which an upgrade cannot change in place. */}}
 {{- define "jsw.tlsSecret" -}}
-{{- default (printf "%s-tls" (include "jsw.fullname" .)) .Values.certificates.secretName -}}
+{{- $suffix := ternary "certificate" "tls" (eq .Values.certificates.source "generate") -}}
+{{- default (printf "%s-%s" (include "jsw.fullname" .) $suffix) .Values.certificates.secretName -}}
+{{- end -}}
+
+{{/* The MutatingWebhookConfiguration's name: the webhook sets the caBundle
+     of this one, and its ClusterRole names it. */}}
+{{- define "jsw.webhookConfiguration" -}}
+{{- include "jsw.fullname" . -}}
 {{- end -}}
 
 {{/* The Service's DNS names, which the serving certificate is for. */}}
 {{- define "jsw.dnsNames" -}}
 {{- $svc := include "jsw.fullname" . -}}
 {{- list $svc (printf "%s.%s" $svc .Release.Namespace) (printf "%s.%s.svc" $svc .Release.Namespace) (printf "%s.%s.svc.cluster.local" $svc .Release.Namespace) | toJson -}}
+{{- end -}}
+
+{{/* What the API server calls, which a certificate the webhook makes is
+     for: the Service's names and, with the url value, its host. */}}
+{{- define "jsw.certificateHosts" -}}
+{{- $hosts := include "jsw.dnsNames" . | fromJsonArray -}}
+{{- with .Values.url -}}
+{{- $host := regexReplaceAll ":[0-9]+$" (urlParse .).host "" | trimPrefix "[" | trimSuffix "]" -}}
+{{- $hosts = append $hosts $host -}}
+{{- end -}}
+{{- join "," $hosts -}}
 {{- end -}}
 
 {{- define "jsw.image" -}}
