@@ -200,8 +200,14 @@ func certificateLines(t *testing.T, w *webhookProcess) []certificateLine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return certificateLinesOf(b)
+}
+
+// certificateLinesOf are the lines about the certificate of a replica's
+// JSON log.
+func certificateLinesOf(log []byte) []certificateLine {
 	var out []certificateLine
-	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc := bufio.NewScanner(bytes.NewReader(log))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var l certificateLine
@@ -215,8 +221,13 @@ func certificateLines(t *testing.T, w *webhookProcess) []certificateLine {
 // servedSerials are the certificates the replica has served, in order.
 func servedSerials(t *testing.T, w *webhookProcess) []string {
 	t.Helper()
+	return servedOf(certificateLines(t, w))
+}
+
+// servedOf are the certificates a replica's lines say it served, in order.
+func servedOf(lines []certificateLine) []string {
 	var out []string
-	for _, l := range certificateLines(t, w) {
+	for _, l := range lines {
 		if l.Msg == "serving certificate" {
 			out = append(out, l.Serial)
 		}
@@ -224,15 +235,16 @@ func servedSerials(t *testing.T, w *webhookProcess) []string {
 	return out
 }
 
-// checkNoFight: of the two replicas, one issued the first certificate,
-// each renewal was staged once and switched to once, and both served the
-// same certificates in the same order (one may be a switch behind).
-func checkNoFight(t *testing.T, replicas []*webhookProcess) {
+// checkNoFight: of two replicas (the lines about the certificate of each),
+// one issued the first certificate, each renewal was staged once and
+// switched to once, and both served the same certificates in the same
+// order (one may be a switch behind).
+func checkNoFight(t *testing.T, replicas [2][]certificateLine) {
 	t.Helper()
 	steps := map[string]int{}
 	var staged []string
-	for _, w := range replicas {
-		for _, l := range certificateLines(t, w) {
+	for _, lines := range replicas {
+		for _, l := range lines {
 			steps[l.Step]++
 			if l.Step == "issue" || l.Step == "stage" {
 				staged = append(staged, l.Serial)
@@ -245,7 +257,7 @@ func checkNoFight(t *testing.T, replicas []*webhookProcess) {
 	if steps["prune"] < 1 {
 		t.Errorf("no CA left the bundle once expired: %v", steps)
 	}
-	a, b := servedSerials(t, replicas[0]), servedSerials(t, replicas[1])
+	a, b := servedOf(replicas[0]), servedOf(replicas[1])
 	if len(a) > len(b) {
 		a, b = b, a
 	}
@@ -292,11 +304,11 @@ func checkExpiryShown(t *testing.T, w *webhookProcess) {
 	t.Errorf("%s: %s is %d, the certificate it presents expires at %d", w.addr, name, shown, served)
 }
 
-// checkExpiryEvent: a Warning Event about the replica's Pod says its
-// certificate is within 30 days of its expiry.
-func checkExpiryEvent(t *testing.T, pod string) {
+// checkExpiryEvent: a Warning Event about the replica's Pod, in namespace,
+// says its certificate is within 30 days of its expiry.
+func checkExpiryEvent(t *testing.T, namespace, pod string) {
 	t.Helper()
-	events, err := kube.Client().CoreV1().Events(chartNamespace).List(t.Context(),
+	events, err := kube.Client().CoreV1().Events(namespace).List(t.Context(),
 		metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",reason=" + webhook.ReasonCertificateExpiring})
 	if err != nil {
 		t.Fatal(err)
@@ -306,5 +318,5 @@ func checkExpiryEvent(t *testing.T, pod string) {
 			return
 		}
 	}
-	t.Errorf("no Warning Event %s about Pod %s/%s: %v", webhook.ReasonCertificateExpiring, chartNamespace, pod, events.Items)
+	t.Errorf("no Warning Event %s about Pod %s/%s: %v", webhook.ReasonCertificateExpiring, namespace, pod, events.Items)
 }

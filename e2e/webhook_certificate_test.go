@@ -128,10 +128,10 @@ func TestWebhookCertificateRotation(t *testing.T) {
 	t.Logf("E2E_TIMING webhook_certificate_rotation seconds=%.0f probes=%d jobs=%d refused=%d", rotated.Seconds(), probes, len(jobs), len(refused))
 	mu.Unlock()
 
-	checkNoFight(t, replicas)
+	checkNoFight(t, [2][]certificateLine{certificateLines(t, replicas[0]), certificateLines(t, replicas[1])})
 	for i, w := range replicas {
 		checkExpiryShown(t, w)
-		checkExpiryEvent(t, fmt.Sprintf("%s-%d", release, i))
+		checkExpiryEvent(t, chartNamespace, fmt.Sprintf("%s-%d", release, i))
 	}
 	secret, err := kube.Client().CoreV1().Secrets(chartNamespace).Get(t.Context(), chart.secret, metav1.GetOptions{})
 	if err != nil {
