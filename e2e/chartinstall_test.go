@@ -121,7 +121,10 @@ func imageValues(key, ref string) []string {
 	}
 	repo := r.Context().Name()
 	if strings.HasPrefix(ref, "localhost/") {
-		repo = "localhost/" + r.Context().RepositoryStr() // as written, not the registry go-containerregistry infers
+		// As written: go-containerregistry reads a first part
+		// "localhost" with no port as a path on Docker Hub, containerd
+		// as the name of an image it holds.
+		repo = strings.TrimSuffix(strings.TrimSuffix(ref, "@"+r.Identifier()), ":"+r.Identifier())
 	}
 	out := []string{key + ".repository=" + repo, key + ".pullPolicy=" + string(kube.PullPolicy())}
 	if d, ok := r.(name.Digest); ok {
