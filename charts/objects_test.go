@@ -4,9 +4,7 @@
 package charts_test
 
 import (
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"maps"
 	"slices"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"github.com/alecthomas/kong"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -46,6 +45,10 @@ type objects struct {
 	// podHooks and jobHooks are the configuration's webhooks for Pods and
 	// for Jobs, by the selection that is their name's first part.
 	podHooks, jobHooks map[string]admissionregistrationv1.MutatingWebhook
+	// clusterBindings, namespaces and jobs (Helm hooks): see operate_test.go.
+	clusterBindings []*rbacv1.ClusterRoleBinding
+	namespaces      []*corev1.Namespace
+	jobs            []*batchv1.Job
 }
 
 func decode(t *testing.T, out string) objects {
@@ -56,7 +59,7 @@ func decode(t *testing.T, out string) objects {
 	}
 	o := objects{deployment: r.Deployment, config: r.Config, service: r.Service, pdb: r.PDB, netpol: r.NetworkPolicy,
 		secrets: r.Secrets, roleBindings: r.RoleBindings, clusterRoles: r.ClusterRoles, roles: r.Roles, other: r.Other,
-		policy: r.Policy, bindings: r.PolicyBindings,
+		policy: r.Policy, bindings: r.PolicyBindings, clusterBindings: r.ClusterRoleBindings, namespaces: r.Namespaces, jobs: r.Jobs,
 		podHooks: map[string]admissionregistrationv1.MutatingWebhook{}, jobHooks: map[string]admissionregistrationv1.MutatingWebhook{}}
 	for _, w := range r.Config.Webhooks {
 		switch which, kind, _ := strings.Cut(w.Name, "."); {
@@ -132,6 +135,9 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 		if len(b.Subjects) != 1 || b.Subjects[0].Name != pod.Spec.ServiceAccountName || b.Subjects[0].Namespace != ns {
 			t.Errorf("RoleBinding in %s: subjects %+v, want the webhook's ServiceAccount", b.Namespace, b.Subjects)
 		}
+		if b.RoleRef.Kind == "Role" && strings.HasSuffix(b.RoleRef.Name, "-certificate") {
+			continue // checkCertificate's
+		}
 		bound = append(bound, b.Namespace)
 		role := o.clusterRoles[b.RoleRef.Name]
 		if role == nil || len(role.Rules) != 1 || !slices.Equal(role.Rules[0].Resources, []string{"secrets"}) || !slices.Equal(role.Rules[0].Verbs, []string{"get"}) {
@@ -143,6 +149,7 @@ func check(t *testing.T, o objects, secretNamespaces []string) {
 		t.Errorf("the webhook may read Secrets in %v, want %v", bound, secretNamespaces)
 	}
 	checkReadOnly(t, o, mode != inject.ModePair)
+	checkCertificate(t, o, cmd)
 }
 
 // checkJobHooks: in modes auto and native, each selection of Pods has a
@@ -227,19 +234,25 @@ func equalJSON(a, b any) bool {
 }
 
 // checkReadOnly: the webhook's ServiceAccount can create, change or
-// delete nothing: every rule of every role is get, list or watch, and no
-// Role is rendered; it may list and watch Nodes exactly when its mode
-// reads them (auto, native).
+// delete nothing but what its serving certificate needs (the Role and
+// ClusterRole NAME-certificate, checkCertificate's, by name; the
+// uninstall hook's NAME-unregister, checkUnregisterHook's): every rule
+// of every other role is get, list or watch, and no other Role is
+// rendered; it may list and watch Nodes exactly when its mode reads them
+// (auto, native).
 func checkReadOnly(t *testing.T, o objects, readsNodes bool) {
 	t.Helper()
-	if len(o.roles) != 0 {
-		t.Errorf("Roles rendered: %v; the webhook needs none", slices.Collect(maps.Keys(o.roles)))
+	ns, certificate := o.deployment.Namespace, o.deployment.Spec.Template.Spec.ServiceAccountName+"-certificate"
+	for key := range o.roles {
+		if key != ns+"/"+certificate {
+			t.Errorf("Role %s rendered; the webhook needs none but %s", key, certificate)
+		}
 	}
 	nodes := false
 	for name, role := range o.clusterRoles {
 		for _, r := range role.Rules {
 			for _, v := range r.Verbs {
-				if v != "get" && v != "list" && v != "watch" {
+				if v != "get" && v != "list" && v != "watch" && name != certificate && !strings.HasSuffix(name, "-unregister") {
 					t.Errorf("ClusterRole %s grants %s on %v: the webhook reads only", name, v, r.Resources)
 				}
 			}
@@ -394,51 +407,6 @@ func checkReach(t *testing.T, config *admissionregistrationv1.MutatingWebhookCon
 	}
 }
 
-// TestGeneratedCertificate: with certificates.source=generate (the
-// default), the Secret the Deployment mounts holds a certificate for the
-// Service's names, signed by the CA that every webhook's caBundle holds.
-func TestGeneratedCertificate(t *testing.T) {
-	out, err := render(t, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := decode(t, out)
-	var tls *corev1.Secret
-	for _, s := range o.secrets {
-		if s.Name == o.deployment.Spec.Template.Spec.Volumes[0].Secret.SecretName {
-			tls = s
-		}
-	}
-	if tls == nil || tls.Type != corev1.SecretTypeTLS {
-		t.Fatalf("no kubernetes.io/tls Secret for the Deployment's volume: %v", o.secrets)
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(tls.Data["ca.crt"]) {
-		t.Fatal("ca.crt holds no certificate")
-	}
-	block, _ := pem.Decode(tls.Data["tls.crt"])
-	if block == nil {
-		t.Fatal("tls.crt holds no PEM")
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{release + "." + namespace + ".svc", release + "." + namespace + ".svc.cluster.local"} {
-		if _, err := cert.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
-			t.Errorf("the serving certificate for %s: %v", name, err)
-		}
-	}
-	if cert.NotAfter.Before(time.Now().Add(5 * 365 * 24 * time.Hour)) {
-		t.Errorf("the certificate expires %s, sooner than certificates.generate.validityDays says", cert.NotAfter)
-	}
-	for _, w := range o.config.Webhooks {
-		if string(w.ClientConfig.CABundle) != string(tls.Data["ca.crt"]) {
-			t.Errorf("%s: caBundle is not the Secret's ca.crt", w.Name)
-		}
-	}
-}
-
 // TestValueErrors: values that cannot work are refused when rendering,
 // naming the value and the fix.
 func TestValueErrors(t *testing.T) {
@@ -456,6 +424,11 @@ func TestValueErrors(t *testing.T) {
 		{[]string{"registryTimeout=5"}, "registryTimeout"},
 		{[]string{"mode=sidecars"}, "mode"},
 		{[]string{"detectInterval=10"}, "detectInterval"},
+		{[]string{"labelledNamespaces=false", "labelledPods=false"}, "no Pod would ever be sent"},
+		{[]string{"podDisruptionBudget.minAvailable=1"}, "minAvailable"},
+		{[]string{"shutdownDelaySeconds=0"}, "shutdownDelaySeconds"},
+		{[]string{"certificates.generate.renew=true"}, "certificates.generate.renew: the webhook renews"},
+		{[]string{"certificates.generate.validityDays=30"}, "validityDays"},
 	} {
 		_, err := render(t, "", tc.set...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

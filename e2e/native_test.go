@@ -66,10 +66,10 @@ func busyboxSidecar(name string) corev1.Container {
 // probedProxy is the Cloud SQL Auth Proxy (the real one) with a probe in
 // the manifest (a readinessProbe, or a startupProbe when startup): its
 // own `wait` command, which asks its /startup, as its documentation
-// suggests. An exec probe, not httpGet: on the suite's cluster the node
-// cannot reach a Pod's IP, so the kubelet's HTTP and TCP probes never
-// pass. --quitquitquit makes the known-sidecar table give the pair a quit
-// URL.
+// suggests. An exec probe, not httpGet: the proxy serves /startup on
+// 127.0.0.1 (--http-address), which the kubelet's HTTP and TCP probes, sent
+// to the Pod's IP, never reach. --quitquitquit makes the known-sidecar
+// table give the pair a quit URL.
 func probedProxy(startup bool) corev1.Container {
 	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/cloud-sql-proxy", "wait", "--max=2s"}}},
 		PeriodSeconds: 1, TimeoutSeconds: 5, FailureThreshold: 60}

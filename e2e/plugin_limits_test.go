@@ -22,10 +22,11 @@ import (
 // plugin runs `kubectl job-signal inject --mode pair` with the cluster's
 // kubeconfig, as a user would, on stdin, and returns the Job it wrote and
 // its stderr. The pair: its install container is what LimitRanges are
-// fitted for (native sidecars add no container).
+// fitted for (native sidecars add no container). Its image is the suite's
+// build (--image), which every cluster the suite runs on has.
 func plugin(t *testing.T, s *space, stdin []byte, args ...string) (*batchv1.Job, string) {
 	t.Helper()
-	cmd := exec.CommandContext(s.ctx, filepath.Join(kube.BinDir(), "kubectl"), append([]string{"job-signal", "inject", "--mode", "pair", "-f", "-"}, args...)...)
+	cmd := exec.CommandContext(s.ctx, filepath.Join(kube.BinDir(), "kubectl"), append([]string{"job-signal", "inject", "--mode", "pair", "--image", productImage, "-f", "-"}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+workBin()+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+kube.Kubeconfig())
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer

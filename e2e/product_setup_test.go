@@ -21,6 +21,9 @@ var (
 	busyboxImage    = cluster.BusyboxImage
 	istioProxyImage = "localhost/istio-proxyv2:e2e"
 	cloudSQLImage   = "localhost/cloud-sql-proxy:e2e"
+	// webhookImage is webhook.Dockerfile's prebuilt target, which the
+	// chart's installs run (chartinstall_test.go).
+	webhookImage = "localhost/job-signal-webhook:e2e"
 )
 
 // Where the layout of manifests/ (docs/layout.md) puts job-signal's
@@ -69,6 +72,9 @@ func buildProductImages() error {
 			return err
 		}
 	}
+	if err := buildWebhookImage(repo, work, bin); err != nil {
+		return err
+	}
 	standin, err := os.ReadFile(filepath.Join(bin, "standin"))
 	if err != nil {
 		return err
@@ -83,10 +89,36 @@ func buildProductImages() error {
 			return err
 		}
 	}
-	for _, ref := range []*string{&productImage, &busyboxImage, &istioProxyImage, &cloudSQLImage, &nginxImage, &haproxyImage} {
+	for _, ref := range []*string{&productImage, &busyboxImage, &istioProxyImage, &cloudSQLImage, &nginxImage, &haproxyImage, &webhookImage} {
 		*ref = kube.ImageRef(*ref)
 	}
 	return nil
+}
+
+// buildWebhookImage builds webhook.Dockerfile's prebuilt target as
+// `make image` does (scripts/image.sh): the static job-signal-webhook of
+// bin and this machine's CA certificates, FROM scratch, with buildah.
+func buildWebhookImage(repo, work, bin string) error {
+	context := filepath.Join(work, "webhook-image-context")
+	if err := os.RemoveAll(context); err != nil {
+		return err
+	}
+	for from, to := range map[string]string{
+		filepath.Join(bin, "job-signal-webhook"): filepath.Join(context, "bin", "job-signal-webhook"),
+		"/etc/ssl/certs/ca-certificates.crt":     filepath.Join(context, "certs", "ca-certificates.crt"),
+	} {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, b, 0o755); err != nil {
+			return err
+		}
+	}
+	return kube.BuildahBuild(filepath.Join(repo, "webhook.Dockerfile"), "prebuilt", context, webhookImage)
 }
 
 // workBin is where buildProductImages puts the programs it builds.

@@ -51,12 +51,12 @@ func limitedSpace(t *testing.T, prefix string, labels ...map[string]string) *spa
 // TestWebhookLimitRange: in a namespace whose LimitRange sets a minimum
 // and a maxLimitRequestRatio that the install container's own resources
 // do not meet, a Job with a classic sidecar gets its Pod (the install
-// container moved into the range) and completes.
+// container moved into the range) and completes. The webhook is the
+// chart's, in mode pair (the install container is what is fitted).
 func TestWebhookLimitRange(t *testing.T) {
 	t.Parallel()
-	s := limitedSpace(t, "webhook-limits", map[string]string{inject.LabelInject: "enabled"})
-	hook := startWebhook(t) // it lists LimitRanges before it serves
-	registerWebhook(t, hook.addr, s.ns)
+	s := limitedSpace(t, "webhook-limits")
+	installChart(t, []string{s.ns}, "replicaCount=1", "mode=pair") // it lists LimitRanges before it serves
 	job := baselineJob("limited", false)
 	job.Spec.BackoffLimit = nil
 	_, pods := s.run(job, completeWithOnePod, 4*time.Minute)
@@ -77,7 +77,7 @@ func TestWebhookLimitRange(t *testing.T) {
 // saying why, instead of being refused by the API server.
 func TestWebhookPodLevelResources(t *testing.T) {
 	t.Parallel()
-	s := newSpace(t, "webhook-podres", map[string]string{inject.LabelInject: "enabled"})
+	s := newSpace(t, "webhook-podres")
 	probe := gatedPod("probe", busyboxImage, []string{"/app"})
 	probe.Spec.Resources = &corev1.ResourceRequirements{Requests: quantities("cpu", "100m")}
 	got, err := kube.Client().CoreV1().Pods(s.ns).Create(s.ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -88,8 +88,7 @@ func TestWebhookPodLevelResources(t *testing.T) {
 		version, _ := kube.Client().Discovery().ServerVersion()
 		t.Skipf("the API server (Kubernetes %v) drops spec.resources: pod-level resources are not enabled in this version", version)
 	}
-	hook := startWebhook(t)
-	registerWebhook(t, hook.addr, s.ns)
+	installChart(t, []string{s.ns}, "replicaCount=1", "mode=pair")
 
 	job := baselineJob("pod-resources", false)
 	job.Spec.BackoffLimit = nil
@@ -113,9 +112,8 @@ func TestWebhookPodLevelResources(t *testing.T) {
 // the install container's Linux-only security settings.
 func TestWebhookWindowsPod(t *testing.T) {
 	t.Parallel()
-	s := newSpace(t, "webhook-windows", map[string]string{inject.LabelInject: "enabled"})
-	hook := startWebhook(t)
-	registerWebhook(t, hook.addr, s.ns)
+	s := newSpace(t, "webhook-windows")
+	installChart(t, []string{s.ns}, "replicaCount=1", "mode=pair")
 	pod := gatedPod("windows", busyboxImage, []string{"/app"})
 	pod.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
 	got, err := kube.Client().CoreV1().Pods(s.ns).Create(s.ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})

@@ -76,16 +76,16 @@ func TestWebhookCannotCreatePods(t *testing.T) {
 	}
 }
 
-// TestWebhookDetectsNativeSidecars: the shipped webhook in mode auto (the
-// chart's default) checks its cluster at start, as its shipped
+// TestWebhookDetectsNativeSidecars: the webhook installed by its chart, in
+// mode auto (the chart's default), checks its cluster at start, as its
 // ServiceAccount, and says so in its log and metrics: native sidecars on
 // 1.37, none on 1.30. A Job's Pod with a classic sidecar it then injects
 // is logged and counted with its form, native sidecars on 1.37 and the
-// pair on 1.30, and the Job completes.
+// pair on 1.30, and the Job completes. On any cluster.
 func TestWebhookDetectsNativeSidecars(t *testing.T) {
 	t.Parallel()
-	s := newSpace(t, "webhook-detect", map[string]string{inject.LabelInject: "enabled"})
-	hook := startWebhook(t, "--mode=auto")
+	s := newSpace(t, "webhook-detect")
+	hook := installChart(t, []string{s.ns}, "replicaCount=1") // its probe Pod is injected and counted too
 	native := kube.Features().NativeSidecars
 
 	checked := hook.waitEvent(t, time.Minute, func(e webhookEvent) bool { return e.Msg == "cluster checked" })
@@ -105,7 +105,6 @@ func TestWebhookDetectsNativeSidecars(t *testing.T) {
 		}
 	}
 
-	registerWebhook(t, hook.addr, s.ns) // its probe Pod is injected and counted too
 	counted := func(form string) float64 {
 		return hook.metricSum(t, `job_signal_webhook_injected_pods_total{form="`+form+`",`)
 	}
@@ -136,11 +135,12 @@ func TestWebhookDetectsNativeSidecars(t *testing.T) {
 	}
 }
 
-// TestWebhookModePairChecksNothing: in mode pair the webhook needs no
-// answer from the cluster and asks for none.
+// TestWebhookModePairChecksNothing: in mode pair the webhook (the
+// chart's) needs no answer from the cluster and asks for none.
 func TestWebhookModePairChecksNothing(t *testing.T) {
 	t.Parallel()
-	hook := startWebhook(t) // mode pair, as startWebhook gives it
+	s := newSpace(t, "webhook-pair")
+	hook := installChart(t, []string{s.ns}, "replicaCount=1", "mode=pair")
 	said := false
 	for _, e := range hook.events(t) {
 		said = said || strings.HasPrefix(e.Msg, "mode pair: ")

@@ -24,37 +24,36 @@ import (
 	"github.com/job-signal/job-signal/internal/version"
 )
 
-// TestWebhookInjectsJob: with the real webhook registered as
-// shipped, a plain Job with a classic sidecar (the one that never
-// completes, TestClassicSidecarJobNeverCompletes) created in a namespace
-// labelled job-signal.dev/inject=enabled is injected and completes. The
-// same Job in an unlabelled namespace is not even sent to the webhook. And
-// `kubectl job-signal inject` on that untouched Pod writes what the webhook
-// wrote.
+// TestWebhookInjectsJob: with the webhook installed by its chart (helm
+// install, in mode pair), a plain Job with a classic sidecar (the one that
+// never completes, TestClassicSidecarJobNeverCompletes) created in a
+// namespace the release serves is injected and completes. The same Job in
+// another namespace is not even sent to the webhook. And `kubectl
+// job-signal inject` on that untouched Pod writes what the webhook wrote.
+// On any cluster, the suite's or one it attached to.
 func TestWebhookInjectsJob(t *testing.T) {
 	t.Parallel()
-	labelled := newSpace(t, "webhook-job", map[string]string{inject.LabelInject: "enabled"})
+	served := newSpace(t, "webhook-job")
 	plain := newSpace(t, "webhook-plain")
-	hook := startWebhook(t)
-	registerWebhook(t, hook.addr, labelled.ns, plain.ns)
+	hook := installChart(t, []string{served.ns}, "mode=pair")
 
 	job := baselineJob("classic-sidecar", false)
-	created, _ := labelled.createJob(job.DeepCopy())
+	created, _ := served.createJob(job.DeepCopy())
 	left, _ := plain.createJob(job.DeepCopy())
 
-	done, _ := labelled.waitJob(created.Name, 3*time.Minute)
+	done, _ := served.waitJob(created.Name, 3*time.Minute)
 	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
-	pods := labelled.jobPods(done, 1)
+	pods := served.jobPods(done, 1)
 	expectPhase(t, pods[0], corev1.PodSucceeded)
 	expectExits(t, pods[0], nil)
 	expectLayout(t, pods[0], job.Spec.Template.Spec)
 
-	// The unlabelled namespace: its Pod is stored as the Job controller
-	// made it, and the webhook never heard of it. (That it then stays
+	// The namespace it does not serve: its Pod is stored as the Job
+	// controller made it, and the webhook never heard of it. (That it then stays
 	// Active is TestClassicSidecarJobNeverCompletes's finding.)
 	untouched := plain.waitPod("", time.Minute, func(*corev1.Pod) bool { return true })
 	if len(untouched.Spec.InitContainers) > 0 || untouched.Annotations[inject.AnnotationInjected] != "" || untouched.Annotations[inject.AnnotationSkipped] != "" {
-		t.Errorf("Pod %s in the unlabelled namespace was changed: init containers %d, annotations %v", untouched.Name, len(untouched.Spec.InitContainers), untouched.Annotations)
+		t.Errorf("Pod %s in the namespace not served was changed: init containers %d, annotations %v", untouched.Name, len(untouched.Spec.InitContainers), untouched.Annotations)
 	}
 	for i, c := range untouched.Spec.Containers {
 		if want := job.Spec.Template.Spec.Containers[i]; !slices.Equal(c.Command, want.Command) || !slices.Equal(c.Args, want.Args) {
@@ -63,7 +62,7 @@ func TestWebhookInjectsJob(t *testing.T) {
 	}
 	for _, e := range hook.events(t) {
 		if e.Namespace == plain.ns {
-			t.Errorf("the webhook was called for namespace %s (not labelled): %+v", plain.ns, e)
+			t.Errorf("the webhook was called for namespace %s (not served): %+v", plain.ns, e)
 		}
 	}
 	expectSameAsCLI(t, plain, untouched, pods[0])
@@ -88,10 +87,14 @@ func expectLayout(t *testing.T, pod *corev1.Pod, original corev1.PodSpec) {
 			t.Errorf("Pod %s: no emptyDir volume %s with medium Memory: %+v", pod.Name, name, pod.Spec.Volumes)
 		}
 	}
+	// The release's image (a process webhook's default, tagged here) or
+	// the suite's by its own name (the chart's installs and the plugin say
+	// --image): this build either way.
 	installCmd := []string{"/usr/local/bin/job-signal", "install", inject.BinDir}
 	if len(pod.Spec.InitContainers) == 0 || pod.Spec.InitContainers[0].Name != inject.InitContainer ||
-		pod.Spec.InitContainers[0].Image != version.Image || !slices.Equal(pod.Spec.InitContainers[0].Command, installCmd) {
-		t.Errorf("Pod %s: the first init container is not %s running %q from %s", pod.Name, inject.InitContainer, installCmd, version.Image)
+		(pod.Spec.InitContainers[0].Image != version.Image && pod.Spec.InitContainers[0].Image != productImage) ||
+		!slices.Equal(pod.Spec.InitContainers[0].Command, installCmd) {
+		t.Errorf("Pod %s: the first init container is not %s running %q from %s or %s", pod.Name, inject.InitContainer, installCmd, version.Image, productImage)
 	}
 	for i, orig := range original.Containers {
 		c := pod.Spec.Containers[i]
@@ -132,9 +135,11 @@ func expectSameAsCLI(t *testing.T, s *space, untouched, viaWebhook *corev1.Pod) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The webhook runs in mode pair here (startWebhook); the plugin, online,
-	// would choose native sidecars on a cluster that has them.
-	cmd := exec.CommandContext(s.ctx, filepath.Join(kube.BinDir(), "kubectl"), "job-signal", "inject", "--mode", "pair", "-f", "-")
+	// The webhook runs in mode pair here, with the suite's image for the
+	// install container; the plugin, online, would choose native sidecars
+	// on a cluster that has them.
+	cmd := exec.CommandContext(s.ctx, filepath.Join(kube.BinDir(), "kubectl"), "job-signal", "inject", "--mode", "pair",
+		"--image", viaWebhook.Spec.InitContainers[0].Image, "-f", "-")
 	cmd.Env = append(os.Environ(), "PATH="+workBin()+string(os.PathListSeparator)+os.Getenv("PATH"), "KUBECONFIG="+kube.Kubeconfig())
 	cmd.Stdin = bytes.NewReader(text)
 	var stdout, stderr bytes.Buffer

@@ -123,10 +123,21 @@ func TestWebhookReplicaKill(t *testing.T) {
 // stops when the test ends. It returns its address.
 func roundRobin(t *testing.T, backends ...string) string {
 	t.Helper()
+	addr, set := roundRobinLater(t)
+	set(backends...)
+	return addr
+}
+
+// roundRobinLater is roundRobin before its backends are known: connections
+// before set are closed at once.
+func roundRobinLater(t *testing.T) (addr string, set func(backends ...string)) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var backendList atomic.Pointer[[]string]
+	backendList.Store(&[]string{})
 	var next atomic.Uint64
 	var mu sync.Mutex
 	open := map[net.Conn]bool{}
@@ -145,6 +156,7 @@ func roundRobin(t *testing.T, backends ...string) string {
 	}
 	relay := func(client net.Conn) {
 		defer client.Close()
+		backends := *backendList.Load()
 		first := next.Add(1)
 		var server net.Conn
 		for i := range uint64(len(backends)) {
@@ -201,5 +213,5 @@ func roundRobin(t *testing.T, backends ...string) string {
 		}
 		open = nil
 	})
-	return l.Addr().String()
+	return l.Addr().String(), func(backends ...string) { backendList.Store(&backends) }
 }

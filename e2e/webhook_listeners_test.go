@@ -34,38 +34,35 @@ func post(client *http.Client, url string, body []byte) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// TestWebhookMetricsPort: the webhook as shipped serves metrics over plain
-// HTTP too (--metrics-listen): there /metrics and /healthz answer, and an
-// AdmissionReview POSTed to /mutate gets 404, while the API server's calls
-// on the HTTPS port inject.
+// TestWebhookMetricsPort: the webhook as the chart installs it serves
+// metrics over plain HTTP too (the metrics port, 9090): there /metrics
+// and /healthz answer, and an AdmissionReview POSTed to /mutate gets 404,
+// while the API server's calls on the HTTPS port inject. Reached through
+// the API server's proxy to the Pod, so the NetworkPolicy is off: it lets
+// only labelled namespaces reach that port, and the API server is in none.
 func TestWebhookMetricsPort(t *testing.T) {
 	t.Parallel()
-	s := newSpace(t, "webhook-metrics", map[string]string{inject.LabelInject: "enabled"})
-	hook := startWebhook(t, "--metrics-listen=127.0.0.1:0")
-	registerWebhook(t, hook.addr, s.ns) // returns once the API server's call injected a Pod
-	var metrics string
-	for _, e := range hook.events(t) {
-		if e.Msg == "serving metrics" {
-			metrics = e.Metrics
+	s := newSpace(t, "webhook-metrics")
+	hook := installChart(t, []string{s.ns}, "replicaCount=1", "networkPolicy.enabled=false") // returns once the API server's call injected a Pod
+	pod := hook.pods()[0].Name
+	proxy := func(verb, path string, body []byte) ([]byte, int) {
+		req := kube.Client().CoreV1().RESTClient().Verb(verb).Namespace(hook.namespace).Resource("pods").
+			Name("http:" + pod + ":9090").SubResource("proxy").Suffix(path)
+		if body != nil {
+			req = req.Body(body).SetHeader("Content-Type", "application/json")
 		}
-	}
-	if metrics == "" {
-		t.Fatal("the webhook did not log its metrics address")
+		var code int
+		out, _ := req.Do(s.ctx).StatusCode(&code).Raw()
+		return out, code
 	}
 	review := webhooktest.ReviewOf(t, gatedPod("probe", busyboxImage, []string{"/app"}))
-	client := &http.Client{Timeout: 10 * time.Second}
-	if code, err := post(client, "http://"+metrics+"/mutate", review); code != http.StatusNotFound {
-		t.Errorf("POST /mutate on the metrics port: %d, %v; want 404", code, err)
+	if _, code := proxy("POST", "mutate", review); code != http.StatusNotFound {
+		t.Errorf("POST /mutate on the metrics port: %d; want 404", code)
 	}
-	for _, path := range []string{"/metrics", "/healthz"} {
-		resp, err := client.Get("http://" + metrics + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || path == "/metrics" && !strings.Contains(string(body), `job_signal_webhook_admissions_total{outcome="injected"`) {
-			t.Errorf("GET %s on the metrics port: %d: %.300s", path, resp.StatusCode, body)
+	for _, path := range []string{"metrics", "healthz"} {
+		body, code := proxy("GET", path, nil)
+		if code != http.StatusOK || path == "metrics" && !strings.Contains(string(body), `job_signal_webhook_admissions_total{outcome="injected"`) {
+			t.Errorf("GET /%s on the metrics port: %d: %.300s", path, code, body)
 		}
 	}
 }

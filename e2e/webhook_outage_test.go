@@ -27,17 +27,18 @@ func uninjected(p *corev1.Pod) bool {
 		slices.IndexFunc(p.Spec.Containers, func(c corev1.Container) bool { return len(c.Command) > 0 && c.Command[0] == inject.JobSignalPath }) < 0
 }
 
-// TestWebhookOutageJobsComplete: the webhook is stopped while 10 Jobs
-// with a classic sidecar are created in an enabled namespace. The API
-// server refuses their Pods (failurePolicy Fail, as shipped: only Pods of
-// more than one container are sent), which the Jobs' events say; none is
-// admitted without job-signal. Started again on the same address, the
-// webhook injects every Pod the Job controller creates again, and every
-// Job completes.
+// TestWebhookOutageJobsComplete: the webhook (the chart's, mode pair) is
+// down, its Deployment scaled to no replica, while 10 Jobs with a classic
+// sidecar are created in a namespace it serves. The API server refuses
+// their Pods (failurePolicy Fail, as shipped: only Pods of more than one
+// container are sent), which the Jobs' events say; none is admitted
+// without job-signal. Back (one replica), the webhook injects every Pod
+// the Job controller creates again, and every Job completes.
 func TestWebhookOutageJobsComplete(t *testing.T) {
 	t.Parallel()
-	s := newSpace(t, "webhook-outage", map[string]string{inject.LabelInject: "enabled"})
-	hook := downWebhook(t, s.ns)
+	s := newSpace(t, "webhook-outage")
+	hook := installChart(t, []string{s.ns}, "replicaCount=1", "mode=pair")
+	hook.scale(0)
 
 	var names []string
 	for i := range 10 {
@@ -49,7 +50,7 @@ func TestWebhookOutageJobsComplete(t *testing.T) {
 	// What a user sees in `kubectl describe job`: the API server's refusal.
 	s.waitFailedCreates(names, "failed calling webhook", 3*time.Minute)
 
-	restarted := startWebhook(t, "--listen="+hook.addr)
+	hook.scale(1)
 	for _, name := range names {
 		done, _ := s.waitJob(name, 6*time.Minute)
 		expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
@@ -59,7 +60,7 @@ func TestWebhookOutageJobsComplete(t *testing.T) {
 			t.Errorf("Pod %s was admitted without job-signal: %s", o.obj.Name, podSummary(o.obj))
 		}
 	}
-	if n := restarted.metric(t, `job_signal_webhook_admissions_total{outcome="injected",reason="none"}`); n < 10 {
+	if n := hook.metric(t, `job_signal_webhook_admissions_total{outcome="injected",reason="none"}`); n < 10 {
 		t.Errorf("the restarted webhook counts %v injected Pods, want at least 10", n)
 	}
 }
@@ -151,16 +152,18 @@ func TestWebhookOutagePolicy(t *testing.T) {
 	}
 }
 
-// TestWebhookOutageBlastRadius: with the webhook down, in an enabled
-// namespace, only the Pods it serves wait for it. A Deployment, a
+// TestWebhookOutageBlastRadius: with the webhook down (installed by its
+// chart, scaled to no replica: the registration stays), in a namespace it
+// serves, only the Pods it serves wait for it. A Deployment, a
 // StatefulSet, a DaemonSet and a bare restartPolicy Always Pod, each of
-// two containers, are all created at once, as the shipped registration
+// two containers, are all created at once, as the chart's registration
 // never sends them; a Job with a sidecar is refused (failurePolicy Fail)
-// and completes, injected, once the webhook is back.
+// and completes, injected, once the webhook is back. On any cluster.
 func TestWebhookOutageBlastRadius(t *testing.T) {
 	t.Parallel()
-	s := newSpace(t, "webhook-blast", map[string]string{inject.LabelInject: "enabled"})
-	hook := downWebhook(t, s.ns)
+	s := newSpace(t, "webhook-blast")
+	hook := installChart(t, []string{s.ns}, "replicaCount=1")
+	hook.scale(0)
 
 	// Two containers each, held unscheduled by a gate: admission is the
 	// point, and a gate is allowed in every controller's template.
@@ -228,7 +231,7 @@ func TestWebhookOutageBlastRadius(t *testing.T) {
 		}
 	}
 
-	restarted := startWebhook(t, "--listen="+hook.addr)
+	hook.scale(1)
 	done, _ := s.waitJob(job.Name, 6*time.Minute)
 	expectJob(t, done, batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 1, 0)
 	for _, o := range s.pods.latest() {
@@ -236,7 +239,7 @@ func TestWebhookOutageBlastRadius(t *testing.T) {
 			t.Errorf("the Job's Pod %s was admitted without job-signal: %s", o.obj.Name, podSummary(o.obj))
 		}
 	}
-	if n := restarted.metric(t, `job_signal_webhook_admissions_total{outcome="injected",reason="none"}`); n < 1 {
+	if n := hook.metric(t, `job_signal_webhook_admissions_total{outcome="injected",reason="none"}`); n < 1 {
 		t.Errorf("the restarted webhook counts %v injected Pods, want 1", n)
 	}
 }

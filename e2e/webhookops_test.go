@@ -191,22 +191,34 @@ func registerWebhookAt(t *testing.T, url string, caPEM []byte, policy admissionr
 	// The API server learns of webhook configurations through a watch:
 	// until it has, Pods are admitted without a call (failurePolicy does not
 	// apply). Probe with dry-run creations until one comes back injected.
-	probe := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe", Labels: map[string]string{inject.LabelInject: "enabled"}},
-		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{
-			{Name: "main", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}},
-			{Name: "sidecar", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}}}},
-	}
+	waitInjecting(t, cfg.Name, namespaces[0])
+}
+
+// probePod is a Pod the shipped registration sends to the webhook in any
+// namespace of a test (labelled enabled), which it injects.
+var probePod = &corev1.Pod{
+	ObjectMeta: metav1.ObjectMeta{Name: "webhook-probe", Labels: map[string]string{inject.LabelInject: "enabled"}},
+	Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{
+		{Name: "main", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}},
+		{Name: "sidecar", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}}}},
+}
+
+// waitInjecting probes namespace with dry-run creations of probePod until
+// one comes back injected: the API server calls the webhook of
+// configuration name (30 s at most).
+func waitInjecting(t *testing.T, name, namespace string) {
+	t.Helper()
+	probe := probePod
 	registered := time.Now()
 	deadline := registered.Add(30 * time.Second)
 	for {
-		got, err := kube.Client().CoreV1().Pods(namespaces[0]).Create(t.Context(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		got, err := kube.Client().CoreV1().Pods(namespace).Create(t.Context(), probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err == nil && inject.Injected(got.Annotations) {
-			t.Logf("the API server calls webhook %s %v after its registration", cfg.Name, time.Since(registered).Round(time.Millisecond))
+			t.Logf("the API server calls webhook %s %v after its registration", name, time.Since(registered).Round(time.Millisecond))
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the API server does not call the webhook %s 30 s after its registration (last probe: %v, annotations %v)", cfg.Name, err, got.GetAnnotations())
+			t.Fatalf("the API server does not call the webhook %s 30 s after its registration (last probe: %v, annotations %v)", name, err, got.GetAnnotations())
 		}
 		time.Sleep(100 * time.Millisecond) // the API server's informer has no event for us: poll, bounded
 	}

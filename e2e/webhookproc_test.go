@@ -122,8 +122,18 @@ func startWebhookServing(t *testing.T, bin string, env []string, serving serving
 	}
 	args := append([]string{"--listen=127.0.0.1:0", "--tls-cert-file=" + cert, "--tls-key-file=" + key,
 		"--kubeconfig=" + webhookKubeconfig(t, dir), "--log-format=json", "--log-level=debug",
-		"--mode=pair"}, flags...)
-	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), ca: serving.ca, exited: make(chan struct{})}
+		"--mode=pair", "--namespace=" + chartNamespace}, flags...)
+	return runWebhook(t, bin, env, serving.ca, args...)
+}
+
+// runWebhook runs bin with exactly args (JSON logs among them) and more
+// environment, stopped by its PID when the test ends; it returns once the
+// webhook has said where it listens. ca is the CA of its serving
+// certificate, for the test to reach it.
+func runWebhook(t *testing.T, bin string, env []string, ca []byte, args ...string) *webhookProcess {
+	t.Helper()
+	dir := t.TempDir()
+	w := &webhookProcess{logPath: filepath.Join(dir, "webhook.log"), ca: ca, exited: make(chan struct{})}
 	logFile, err := os.Create(w.logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -275,14 +285,26 @@ func webhookKubeconfig(t *testing.T, dir string) string {
 	if webhookRBAC.err != nil {
 		t.Fatalf("creating the webhook's RBAC from the chart: %v", webhookRBAC.err)
 	}
-	token, err := client.CoreV1().ServiceAccounts(s.serviceAccount.Namespace).CreateToken(ctx, s.serviceAccount.Name,
+	return accountKubeconfig(t, dir, s.serviceAccount.Namespace, s.serviceAccount.Name)
+}
+
+// accountKubeconfig writes, in dir, a kubeconfig for the cluster with a
+// token of ServiceAccount namespace/account, valid for an hour.
+func accountKubeconfig(t *testing.T, dir, namespace, account string) string {
+	t.Helper()
+	token, err := kube.Client().CoreV1().ServiceAccounts(namespace).CreateToken(t.Context(), account,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("a token for the webhook's ServiceAccount: %v", err)
+		t.Fatalf("a token for ServiceAccount %s/%s: %v", namespace, account, err)
 	}
+	// The API server as the admin's kubeconfig names and trusts it: the
+	// suite's own, or, attached, the user's.
+	rc := kube.RESTConfig()
+	server := &clientcmdapi.Cluster{Server: rc.Host, CertificateAuthority: rc.CAFile, CertificateAuthorityData: rc.CAData,
+		TLSServerName: rc.ServerName, InsecureSkipTLSVerify: rc.Insecure}
 	path := filepath.Join(dir, "kubeconfig")
 	err = clientcmd.WriteToFile(clientcmdapi.Config{
-		Clusters:       map[string]*clientcmdapi.Cluster{"e2e": {Server: kube.RESTConfig().Host, CertificateAuthorityData: kube.CAPEM()}},
+		Clusters:       map[string]*clientcmdapi.Cluster{"e2e": server},
 		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"job-signal-webhook": {Token: token.Status.Token}},
 		Contexts:       map[string]*clientcmdapi.Context{"e2e": {Cluster: "e2e", AuthInfo: "job-signal-webhook"}},
 		CurrentContext: "e2e",

@@ -10,9 +10,10 @@ import (
 )
 
 // debianPackages are what the cluster runs besides its own builds: the
-// container runtime, CNI plugins, busybox for test images, and buildah for
-// the Dockerfile.
-var debianPackages = []string{"containerd", "runc", "containernetworking-plugins", "busybox-static", "buildah"}
+// container runtime, CNI plugins, nftables for the one rule that lets Pods
+// reach the API server (network.go), busybox for test images, and buildah
+// for the Dockerfiles.
+var debianPackages = []string{"containerd", "runc", "containernetworking-plugins", "nftables", "busybox-static", "buildah"}
 
 // ensurePackages installs the missing Debian packages, and only those.
 func ensurePackages(logf func(string, ...any), pkgs []string) error {

@@ -29,11 +29,12 @@ func finalCleanup(p paths, logf func(string, ...any)) error {
 }
 
 // removeState removes what a run leaves once its processes are gone: the
-// log links, its folders, the bridge and its cgroups. It goes on past a
+// log links, its folders, its netfilter rules, the bridge and its cgroups. It goes on past a
 // failure, so that one stuck piece does not leave the others behind.
 func removeState(p paths, logf func(string, ...any)) error {
 	removeContainerLogLinks(p)
 	err := removeAllUnder(p.base)
+	deleteRules(logf)
 	deleteBridge(logf)
 	return errors.Join(err, removeCgroups(p.cgroups, time.Now().Add(30*time.Second)))
 }

@@ -148,6 +148,9 @@ func (c *Cluster) startDaemons() error {
 	if err := createCgroups(c.cgroups); err != nil {
 		return err
 	}
+	if err := setUpNetwork(); err != nil {
+		return err
+	}
 	var err error
 	if c.ca, err = writePKI(c.paths); err != nil {
 		return err

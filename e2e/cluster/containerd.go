@@ -46,9 +46,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		filepath.Join(d, "opt"), PauseImage, p.cniConfDir())
 }
 
-// cniConfig is a bridge network that stays on this machine: the bridge has
-// no address (isGateway false), so no route leads from a Pod anywhere but
-// to the other Pods. Addresses are leased in the suite's own folder.
+// cniConfig is a bridge network that stays on this machine: the bridge is
+// the Pods' gateway (podGateway: setUpNetwork gives it the address), but
+// only for the one route to the kubernetes Service's address (the API
+// server, through the DNAT of network.go); no default route, no masquerade.
+// Addresses are leased in the suite's own folder.
 func cniConfig(p paths) string {
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
@@ -56,14 +58,19 @@ func cniConfig(p paths) string {
   "plugins": [{
     "type": "bridge",
     "bridge": %q,
-    "isGateway": false,
+    "isGateway": true,
     "isDefaultGateway": false,
     "ipMasq": false,
     "hairpinMode": false,
-    "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "dataDir": %q}
+    "ipam": {
+      "type": "host-local",
+      "ranges": [[{"subnet": %q, "gateway": %q}]],
+      "routes": [{"dst": %q}],
+      "dataDir": %q
+    }
   }]
 }
-`, bridgeName, podSubnet, p.cniDataDir())
+`, bridgeName, podSubnet, podGateway, firstService+"/32", p.cniDataDir())
 }
 
 // startContainerd writes its configuration and starts it, returning once

@@ -54,6 +54,10 @@ func startAPIServer(p paths, bin string, f Features) (*daemon, error) {
 		"--service-account-key-file="+filepath.Join(pki, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"),
 		"--authorization-mode=Node,RBAC",
+		// A webhook registered by Service is called at one of the Service's
+		// endpoints, a Pod IP (which this machine reaches: network.go), not at
+		// its ClusterIP, which nothing routes here (no kube-proxy).
+		"--enable-aggregator-routing=true",
 		// Webhooks are called as without it, but for the one address its
 		// kubeconfig names (WebhookClientAddr): there the API server
 		// presents a client certificate.

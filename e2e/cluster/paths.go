@@ -24,11 +24,12 @@ const (
 	// resolves to 127.0.0.1, where the kubelet listens.
 	NodeName   = "localhost"
 	bridgeName = "jse2e0"
-	// podSubnet is only reachable on this machine: the bridge has no
-	// address and no route leads out of it.
+	// podSubnet is only reachable on this machine: the bridge is its
+	// gateway (podGateway), and no route leads out of it (network.go).
 	podSubnet = "10.213.77.0/24"
-	// serviceSubnet is never routed (no kube-proxy): it only gives the
-	// kubernetes Service and cluster DNS setting their addresses.
+	// serviceSubnet is not routed (no kube-proxy): it gives Services and the
+	// cluster DNS setting their addresses; only the kubernetes Service's,
+	// firstService:443, leads somewhere, to the API server (network.go).
 	serviceSubnet = "10.213.78.0/24"
 	firstService  = "10.213.78.1"
 	clusterDNS    = "10.213.78.10" // nothing answers there: Jobs need no DNS

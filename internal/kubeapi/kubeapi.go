@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -27,6 +28,21 @@ func CoreClient(config *rest.Config) (*rest.RESTClient, error) {
 	config = rest.CopyConfig(config)
 	config.GroupVersion = &corev1.SchemeGroupVersion
 	config.APIPath = "/api"
+	config.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	return rest.RESTClientFor(config)
+}
+
+// AdmissionClient is a REST client for admissionregistration.k8s.io/v1
+// that knows only its types: the webhook reads and patches its own
+// configuration's caBundle with it.
+func AdmissionClient(config *rest.Config) (*rest.RESTClient, error) {
+	scheme := kruntime.NewScheme()
+	if err := admissionregistrationv1.AddToScheme(scheme); err != nil { // with Status, lists and watch events
+		return nil, err
+	}
+	config = rest.CopyConfig(config)
+	config.GroupVersion = &admissionregistrationv1.SchemeGroupVersion
+	config.APIPath = "/apis"
 	config.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
 	return rest.RESTClientFor(config)
 }

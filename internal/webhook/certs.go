@@ -1,14 +1,50 @@
 package webhook
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
+	"time"
 )
+
+// Serving is the certificate the HTTPS listener presents. One loop owns
+// it and sets it: the files' (watchFiles, for --tls-cert-file: cert-manager's
+// or your own Secret, mounted) or the managed Secret's (ManageCertificate).
+// Every handshake reads it; whatever its source, its owner shows its
+// expiry (a metric) and warns when it is near (watchExpiry).
+type Serving struct {
+	cert  atomic.Pointer[tls.Certificate]
+	ready chan struct{} // closed when the first certificate is set
+	once  sync.Once
+	watch expiryWatch // the owner's
+}
+
+// NewServing is a Serving with no certificate yet.
+func NewServing() *Serving { return &Serving{ready: make(chan struct{})} }
+
+// set serves c from the next handshake on; only the owner calls it.
+func (s *Serving) set(c *tls.Certificate) {
+	s.cert.Store(c)
+	s.once.Do(func() { close(s.ready) })
+}
+
+// Certificate is the certificate served now.
+func (s *Serving) Certificate() (*tls.Certificate, error) {
+	if c := s.cert.Load(); c != nil {
+		return c, nil
+	}
+	return nil, errors.New("no serving certificate yet")
+}
+
+// Ready is closed once a certificate is served.
+func (s *Serving) Ready() <-chan struct{} { return s.ready }
 
 // stampOf is the size and modification time of files: it changes when
 // any of them is rewritten, or replaced through the symlinks a Secret
@@ -65,23 +101,64 @@ func (r *reloaded[T]) current() (T, error) {
 	return v, nil
 }
 
-// serverTLS is the HTTPS listener's TLS: the serving certificate and, when
-// clientCAFile is set, the CAs a client certificate must be signed by,
-// both reloaded when their files change.
-type serverTLS struct {
-	cert *reloaded[*tls.Certificate]
-	cas  *reloaded[*x509.CertPool] // nil: no client certificates asked for
+// filePoll is how often watchFiles looks at the certificate's files: a
+// Secret volume is updated by the kubelet within a minute or so, and two
+// stat calls a second cost nothing.
+const filePoll = time.Second
+
+// certificateFiles is the serving certificate read from --tls-cert-file
+// and --tls-key-file: loaded once before serving, then by watchFiles.
+type certificateFiles struct {
+	serving *Serving
+	file    *reloaded[*tls.Certificate]
+	cfg     *Config
 }
 
-func newServerTLS(certFile, keyFile, clientCAFile string, log *slog.Logger) (*serverTLS, error) {
-	s := &serverTLS{cert: &reloaded[*tls.Certificate]{files: []string{certFile, keyFile}, what: "serving certificate", log: log,
+func loadCertificateFiles(certFile, keyFile string, cfg *Config) (*certificateFiles, error) {
+	f := &certificateFiles{serving: NewServing(), cfg: cfg, file: &reloaded[*tls.Certificate]{
+		files: []string{certFile, keyFile}, what: "serving certificate", log: cfg.Log,
 		load: func() (*tls.Certificate, error) {
 			cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 			return &cert, err
 		}}}
-	if _, err := s.cert.current(); err != nil {
+	cert, err := f.file.current()
+	if err != nil {
 		return nil, fmt.Errorf("--tls-cert-file %s / --tls-key-file %s: %w", certFile, keyFile, err)
 	}
+	f.serving.set(cert)
+	f.cfg.watchExpiry(f.serving, "files", time.Now())
+	return f, nil
+}
+
+// watchFiles is the loop that owns the certificate read from files: it
+// reads them again when they change, serves what they hold and watches
+// its expiry, until ctx ends.
+func (f *certificateFiles) watchFiles(ctx context.Context) {
+	tick := time.NewTicker(filePoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if cert, err := f.file.current(); err == nil {
+			f.serving.set(cert)
+		}
+		f.cfg.watchExpiry(f.serving, "files", time.Now())
+	}
+}
+
+// serverTLS is the HTTPS listener's TLS: the serving certificate and, when
+// clientCAFile is set, the CAs a client certificate must be signed by,
+// reloaded when their file changes.
+type serverTLS struct {
+	serving *Serving
+	cas     *reloaded[*x509.CertPool] // nil: no client certificates asked for
+}
+
+func newServerTLS(serving *Serving, clientCAFile string, log *slog.Logger) (*serverTLS, error) {
+	s := &serverTLS{serving: serving}
 	if clientCAFile == "" {
 		return s, nil
 	}
@@ -111,7 +188,7 @@ func newServerTLS(certFile, keyFile, clientCAFile string, log *slog.Logger) (*se
 func (s *serverTLS) config() *tls.Config {
 	base := &tls.Config{
 		MinVersion:     tls.VersionTLS12,
-		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.current() },
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.serving.Certificate() },
 	}
 	if s.cas == nil {
 		return base

@@ -38,23 +38,32 @@ that it cannot inject because of a failure that may pass (a registry or the
 API server unavailable) is denied for now, and the Job controller creates it
 again; with --failure-policy=Ignore, and for lasting refusals, the Pod is
 admitted unchanged, annotated job-signal.dev/skipped with the reason. See
-manifests/webhook/ and the README.`
+manifests/webhook/ and the README.
+
+Run 'job-signal-webhook serve --help' for the flags of serving.`
 
 // Cmd is job-signal-webhook's command line.
 type Cmd struct {
-	Listen          string        `default:":8443" placeholder:"HOST:PORT" help:"Address to serve HTTPS on (default ${default})."`
-	TLSCertFile     string        `name:"tls-cert-file" required:"" placeholder:"PATH" help:"Serving certificate (PEM); reloaded when it changes."`
-	TLSKeyFile      string        `name:"tls-key-file" required:"" placeholder:"PATH" help:"Its private key (PEM)."`
-	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading imagePullSecrets, LimitRanges, and with --mode auto or native the API server's version and the Nodes. Default: in-cluster when run in a Pod, else no API access (pull secrets are then not used, LimitRanges not checked, auto gives the pair)."`
-	RegistryTimeout time.Duration `default:"5s" placeholder:"DURATION" help:"Give up looking a Pod's images up after this (default ${default}); keep it below the webhook's timeoutSeconds."`
-	FailurePolicy   string        `enum:"Fail,Ignore" default:"Fail" env:"JOB_SIGNAL_WEBHOOK_FAILURE_POLICY" help:"What happens to a Pod that needs job-signal when a failure that may pass keeps the webhook from injecting it: Fail denies it (the Job controller creates it again), Ignore admits it without job-signal. Keep it equal to the failurePolicy of the webhook configuration (default ${default})."`
-	ClientCAFile    string        `name:"client-ca-file" placeholder:"PATH" help:"Require a client certificate signed by a CA in this file (PEM; reloaded when it changes) for every request on --listen but /healthz: only an API server configured to present one (its admission-control kubeconfig; see the README) may ask for admission."`
-	MetricsListen   string        `placeholder:"HOST:PORT" help:"Also serve /metrics and /healthz (nothing else: admission requests only on --listen) over plain HTTP here; /metrics is always served on --listen too."`
-	MaxInFlight     int           `default:"64" help:"Admission requests answered at once; more are answered busy (default ${default})."`
-	CacheSize       int           `default:"1024" help:"Image configs kept, by repository and digest (default ${default})."`
-	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default})."`
-	Mode            string        `default:"auto" placeholder:"pair|native|auto" help:"The form Pods are given: pair (job-signal and sidecar-watch, on every cluster), native (native sidecars; a Pod whose sidecars need what they lack is admitted without job-signal, the reason recorded) or auto (native sidecars where the API server and every Node's kubelet have them, 1.33 or later, and they serve the Pod, else the pair; the pair until the cluster is first read) (default ${default})."`
-	DetectInterval  time.Duration `name:"detect-interval" default:"10m" nonzero:"" placeholder:"DURATION" help:"With --mode auto or native, how often to ask the API server its version again; the Nodes' kubelet versions are watched (list and watch on nodes) (default ${default})."`
+	Listen                string        `default:":8443" placeholder:"HOST:PORT" help:"Address to serve HTTPS on (default ${default})."`
+	TLSCertFile           string        `name:"tls-cert-file" placeholder:"PATH" help:"Serving certificate (PEM), read again when it changes: cert-manager's or your own, mounted from a Secret. Or --certificate-secret."`
+	TLSKeyFile            string        `name:"tls-key-file" placeholder:"PATH" help:"Its private key (PEM)."`
+	CertificateSecret     string        `name:"certificate-secret" placeholder:"NAME" help:"Instead of --tls-cert-file: make and renew the serving certificate itself, kept in this Secret of the webhook's namespace (the chart renders it, empty; the webhook needs get, list, watch and update on it), with a CA of its own put in the caBundle of each --webhook-configuration. Renewed when a third of --certificate-validity is left: the new CA is trusted before the new certificate is served, and the old one until it expires."`
+	WebhookConfigurations []string      `name:"webhook-configuration" placeholder:"NAME" help:"With --certificate-secret: a MutatingWebhookConfiguration whose webhooks' caBundle the webhook sets (get, list, watch and patch on it); repeat for several."`
+	CertificateHosts      []string      `name:"certificate-hosts" placeholder:"HOST" help:"With --certificate-secret: the DNS names and IP addresses the certificate is for, those the API server calls (a Service's: SERVICE.NAMESPACE.svc)."`
+	CertificateValidity   time.Duration `name:"certificate-validity" default:"8760h" placeholder:"DURATION" help:"With --certificate-secret: how long each certificate it issues is valid, at least 1m (default ${default})."`
+	PodName               string        `name:"pod-name" env:"JOB_SIGNAL_WEBHOOK_POD_NAME" placeholder:"NAME" help:"The webhook's Pod, which the Warning Event about a serving certificate within 30 days of its expiry is about (the chart sets it from the downward API). Empty: the log line only."`
+	PodUID                string        `name:"pod-uid" env:"JOB_SIGNAL_WEBHOOK_POD_UID" placeholder:"UID" help:"The Pod's UID, by which kubectl describe pod finds that Event."`
+	Kubeconfig            string        `placeholder:"PATH" help:"Kubeconfig for reading imagePullSecrets, LimitRanges, and with --mode auto or native the API server's version and the Nodes. Default: in-cluster when run in a Pod, else no API access (pull secrets are then not used, LimitRanges not checked, auto gives the pair)."`
+	RegistryTimeout       time.Duration `default:"5s" placeholder:"DURATION" help:"Give up looking a Pod's images up after this (default ${default}); keep it below the webhook's timeoutSeconds."`
+	FailurePolicy         string        `enum:"Fail,Ignore" default:"Fail" env:"JOB_SIGNAL_WEBHOOK_FAILURE_POLICY" help:"What happens to a Pod that needs job-signal when a failure that may pass keeps the webhook from injecting it: Fail denies it (the Job controller creates it again), Ignore admits it without job-signal. Keep it equal to the failurePolicy of the webhook configuration (default ${default})."`
+	ClientCAFile          string        `name:"client-ca-file" placeholder:"PATH" help:"Require a client certificate signed by a CA in this file (PEM; reloaded when it changes) for every request on --listen but /healthz: only an API server configured to present one (its admission-control kubeconfig; see the README) may ask for admission."`
+	MetricsListen         string        `placeholder:"HOST:PORT" help:"Also serve /metrics and /healthz (nothing else: admission requests only on --listen) over plain HTTP here; /metrics is always served on --listen too."`
+	MaxInFlight           int           `default:"64" help:"Admission requests answered at once; more are answered busy (default ${default})."`
+	CacheSize             int           `default:"1024" help:"Image configs kept, by repository and digest (default ${default})."`
+	Image                 string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default})."`
+	Mode                  string        `default:"auto" placeholder:"pair|native|auto" help:"The form Pods are given: pair (job-signal and sidecar-watch, on every cluster), native (native sidecars; a Pod whose sidecars need what they lack is admitted without job-signal, the reason recorded) or auto (native sidecars where the API server and every Node's kubelet have them, 1.33 or later, and they serve the Pod, else the pair; the pair until the cluster is first read) (default ${default})."`
+	DetectInterval        time.Duration `name:"detect-interval" default:"10m" nonzero:"" placeholder:"DURATION" help:"With --mode auto or native, how often to ask the API server its version again; the Nodes' kubelet versions are watched (list and watch on nodes) (default ${default})."`
+	Namespace             string        `placeholder:"NAMESPACE" help:"The webhook's own namespace, where its --certificate-secret is kept and its Events are recorded. Default: its Pod's namespace in a cluster, else the --kubeconfig context's."`
 	cli.LogOptions
 	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
 
@@ -69,20 +78,45 @@ func (c *Cmd) Validate() error {
 		return cli.Invalid(fmt.Errorf("--mode: %w", err))
 	}
 	c.mode = mode
+	if err := c.validateCertificate(); err != nil {
+		return cli.Invalid(err)
+	}
 	return cli.Invalid(cli.CheckDurations(c))
 }
 
 // program is the webhook's name in its help, errors and log lines.
 const program = "job-signal-webhook"
 
-// Main runs the webhook until SIGTERM or SIGINT and returns its exit code:
-// the front-end convention of every job-signal program (cli.Main), with
-// the webhook's own flags.
+// CLI is job-signal-webhook's command line: serving admission requests,
+// the default (Cmd's flags), and unregister, which the chart's pre-delete
+// hook runs.
+type CLI struct {
+	Serve      Cmd           `cmd:"" default:"withargs" help:"Serve admission requests (the default: 'serve' may be left out)."`
+	Unregister UnregisterCmd `cmd:"" help:"Delete the webhook's registration, then wait for the API servers to drop it: what helm uninstall runs first (the chart's pre-delete hook)."`
+}
+
+// Format is the log format of the command given: errors are written in
+// it too.
+func (c *CLI) Format() string {
+	if c.Serve.LogFormat == "json" || c.Unregister.LogFormat == "json" {
+		return "json"
+	}
+	return "text"
+}
+
+// Main runs the webhook until SIGTERM or SIGINT (or unregister, to its
+// end) and returns its exit code: the front-end convention of every
+// job-signal program (cli.Main), with the webhook's own flags.
 func Main(args []string, stdout, stderr io.Writer) int {
-	var c Cmd
-	return cli.Main(program, description, &c, args, stdout, stderr, nil, func(*kong.Context) error {
-		log := c.Logger(stderr, program)
-		if err := c.run(log); err != nil {
+	var c CLI
+	return cli.Main(program, description, &c, args, stdout, stderr, nil, func(kctx *kong.Context) error {
+		var err error
+		if kctx.Command() == "unregister" {
+			err = c.Unregister.run(c.Unregister.Logger(stderr, program))
+		} else {
+			err = c.Serve.run(c.Serve.Logger(stderr, program))
+		}
+		if err != nil {
 			return cli.Exit(1, err)
 		}
 		return nil
@@ -137,7 +171,10 @@ func (c *Cmd) run(log *slog.Logger) error {
 	default:
 		go cfg.WatchCluster(ctx, *api.cluster, c.DetectInterval)
 	}
-	srv, err := Listen(c.Listen, c.TLSCertFile, c.TLSKeyFile, cfg, log)
+	if api.events != nil && c.PodName != "" {
+		cfg.Events = PodEvents(api.events, api.namespace, c.PodName, c.PodUID)
+	}
+	srv, err := c.listen(ctx, api, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -156,7 +193,7 @@ func (c *Cmd) run(log *slog.Logger) error {
 		log.Info("serving metrics", "metricsAddr", metrics.Addr())
 	}
 	log.Info("serving", "addr", srv.Addr(), "version", version.String(), "api_access", api.secrets != nil, "mode", c.mode,
-		"failurePolicy", c.FailurePolicy, "clientCertificates", c.ClientCAFile != "")
+		"failurePolicy", c.FailurePolicy, "clientCertificates", c.ClientCAFile != "", "certificate", c.certificateSource())
 	select {
 	case err := <-done:
 		return err
@@ -179,6 +216,11 @@ type apiReaders struct {
 	secrets     SecretGetter
 	limitRanges LimitRangeLister
 	cluster     *ClusterSource
+	// What the serving certificate needs: the connection, the webhook's
+	// namespace, a client to record Events with.
+	config    *rest.Config
+	namespace string
+	events    rest.Interface
 }
 
 // apiAccess connects with the kubeconfig or the in-cluster account, and
@@ -233,8 +275,21 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 			return kubeapi.ServerVersion(ctx, versions)
 		}}
 	}
+	var namespace string
+	// A certificate from files needs no namespace. Events are recorded
+	// where the webhook is known to run, else only logged.
+	if c.CertificateSecret != "" || c.PodName != "" {
+		if namespace, err = c.ownNamespace(); err != nil {
+			return apiReaders{}, err
+		}
+	}
+	events, err := kubeapi.CoreClient(kubeapi.Bounded(config, maxCertificateAnswer))
+	if err != nil {
+		return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
+	}
 	return apiReaders{
 		cluster: cluster,
+		config:  config, namespace: namespace, events: events,
 		secrets: func(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
 			secret := &corev1.Secret{}
 			err := client.Get().Namespace(namespace).Resource("secrets").Name(name).Do(ctx).Into(secret)

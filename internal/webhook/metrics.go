@@ -31,6 +31,9 @@ type Metrics struct {
 	connections prometheus.Counter
 	open        *prometheus.GaugeVec
 	dropped     *prometheus.CounterVec
+	expiry      prometheus.Gauge
+	certSteps   *prometheus.CounterVec
+	certFails   prometheus.Counter
 }
 
 // NewMetrics registers the webhook's metrics, and the Go runtime's and
@@ -97,6 +100,18 @@ func NewMetrics() *Metrics {
 			Name: "job_signal_webhook_connections_dropped_total",
 			Help: "Connections the webhook closed to stay within its bound on waiting or idle ones (256 each), by the state they were in: the oldest goes.",
 		}, []string{"state"}),
+		expiry: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "job_signal_webhook_certificate_expiration_timestamp_seconds",
+			Help: "When the serving certificate this replica presents expires, in seconds since the epoch, whatever its source. Alert well before: (this - time()) < 30 days is when the webhook warns.",
+		}),
+		certSteps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "job_signal_webhook_certificate_steps_total",
+			Help: "Changes this replica made to the certificate it manages (--certificate-secret), by step: issue (none could be served), stage (the next one, its CA added to the bundle), switch (the next one served), prune (a CA no longer needed left the bundle), ca_bundle (a webhook configuration's caBundle set).",
+		}, []string{"step"}),
+		certFails: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "job_signal_webhook_certificate_failures_total",
+			Help: "Passes of the loop that manages the certificate (--certificate-secret) that failed (the API server unreachable, a right missing); the reason is logged.",
+		}),
 	}
 	for _, s := range []string{"waiting", "active", "idle"} {
 		m.open.WithLabelValues(s) // shown at 0 before the first connection
@@ -107,8 +122,11 @@ func NewMetrics() *Metrics {
 	for _, f := range []string{"pair", "native"} {
 		m.forms.WithLabelValues(f, formUnclassified) // shown at 0 before the first Pod
 	}
+	for _, s := range certificateSteps {
+		m.certSteps.WithLabelValues(s)
+	}
 	m.registry.MustRegister(m.admissions, m.duration, m.inFlight, m.bodyBytes, m.bodyTime, m.bodiesCut, m.lookups, m.forms, m.checks, m.native, m.heldBack,
-		m.connections, m.open, m.dropped,
+		m.connections, m.open, m.dropped, m.expiry, m.certSteps, m.certFails,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -151,3 +169,15 @@ func (m *Metrics) setCluster(cl inject.Cluster) {
 func (m *Metrics) Lookup(result string, elapsed time.Duration) {
 	m.lookups.WithLabelValues(result).Observe(elapsed.Seconds())
 }
+
+// servingExpiry shows when the served certificate expires.
+func (m *Metrics) servingExpiry(notAfter time.Time) { m.expiry.Set(float64(notAfter.Unix())) }
+
+// certificateSteps are the values of the step label.
+var certificateSteps = []string{"issue", "stage", "switch", "prune", "ca_bundle"}
+
+// certificateStep counts one change to the managed certificate.
+func (m *Metrics) certificateStep(step string) { m.certSteps.WithLabelValues(step).Inc() }
+
+// certificateFailure counts one failed pass of the managed certificate's loop.
+func (m *Metrics) certificateFailure() { m.certFails.Inc() }

@@ -52,8 +52,12 @@ type Config struct {
 	// CA in this PEM file: only the API server, configured to present one,
 	// may ask for admission.
 	ClientCAFile string
-	Log          *slog.Logger
-	Metrics      *Metrics // nil: NewMetrics()
+	// Events records a Warning Event about the webhook's Pod (nil: none,
+	// without API access or without --pod-name): the serving certificate
+	// near its expiry.
+	Events  func(ctx context.Context, reason, message string) error
+	Log     *slog.Logger
+	Metrics *Metrics // nil: NewMetrics()
 	// Mode is the form the webhook gives Pods (empty: the pair); with
 	// auto, the cluster WatchCluster last detected decides.
 	Mode inject.Mode

@@ -42,13 +42,40 @@ type Server struct {
 	srv      *http.Server
 	listener net.Listener
 	tls      bool
+	// stop ends the loop that owns the serving certificate, when the
+	// server runs it (the files'); ended is closed once it has.
+	stop  context.CancelFunc
+	ended chan struct{}
 }
 
-// Listen binds addr and loads the certificate (and cfg.ClientCAFile's
-// CAs), so that errors come before serving; Serve then serves until
-// Shutdown.
+// Listen binds addr and loads the certificate from certFile and keyFile
+// (and cfg.ClientCAFile's CAs), so that errors come before serving; Serve
+// then serves until Shutdown; meanwhile the files are read again when
+// they change.
 func Listen(addr, certFile, keyFile string, cfg *Config, log *slog.Logger) (*Server, error) {
-	certs, err := newServerTLS(certFile, keyFile, cfg.ClientCAFile, log)
+	cfg.setup()
+	files, err := loadCertificateFiles(certFile, keyFile, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ListenServing(addr, files.serving, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop, s.ended = stop, make(chan struct{})
+	go func() {
+		defer close(s.ended)
+		files.watchFiles(ctx)
+	}()
+	return s, nil
+}
+
+// ListenServing binds addr to serve the certificate serving holds, which
+// another loop owns (ManageCertificate's), and loads cfg.ClientCAFile's
+// CAs; Serve then serves until Shutdown.
+func ListenServing(addr string, serving *Serving, cfg *Config, log *slog.Logger) (*Server, error) {
+	certs, err := newServerTLS(serving, cfg.ClientCAFile, log)
 	if err != nil {
 		return nil, err
 	}
@@ -143,5 +170,13 @@ func (s *Server) Serve() error {
 	return err
 }
 
-// Shutdown stops accepting and waits for requests under way, within ctx.
-func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+// Shutdown stops accepting and waits for requests under way, within ctx,
+// and stops the loop that owns the certificate.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if s.stop != nil {
+		s.stop()
+		<-s.ended
+	}
+	return err
+}

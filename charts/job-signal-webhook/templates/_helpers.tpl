@@ -28,14 +28,30 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end }}
 {{- end -}}
 
+{{/* The Secret of the serving certificate: RELEASE-tls, mounted from
+     cert-manager's or yours; RELEASE-certificate where the webhook keeps
+     its own (generate), a Secret of another type than the kubernetes.io/tls
+     one chart 0.1.0 rendered, which an upgrade cannot change in place. */}}
 {{- define "jsw.tlsSecret" -}}
-{{- default (printf "%s-tls" (include "jsw.fullname" .)) .Values.certificates.secretName -}}
+{{- $suffix := ternary "certificate" "tls" (eq .Values.certificates.source "generate") -}}
+{{- default (printf "%s-%s" (include "jsw.fullname" .) $suffix) .Values.certificates.secretName -}}
 {{- end -}}
 
 {{/* The Service's DNS names, which the serving certificate is for. */}}
 {{- define "jsw.dnsNames" -}}
 {{- $svc := include "jsw.fullname" . -}}
 {{- list $svc (printf "%s.%s" $svc .Release.Namespace) (printf "%s.%s.svc" $svc .Release.Namespace) (printf "%s.%s.svc.cluster.local" $svc .Release.Namespace) | toJson -}}
+{{- end -}}
+
+{{/* What the API server calls, which a certificate the webhook makes is
+     for: the Service's names and, with the url value, its host. */}}
+{{- define "jsw.certificateHosts" -}}
+{{- $hosts := include "jsw.dnsNames" . | fromJsonArray -}}
+{{- with .Values.url -}}
+{{- $host := regexReplaceAll ":[0-9]+$" (urlParse .).host "" | trimPrefix "[" | trimSuffix "]" -}}
+{{- $hosts = append $hosts $host -}}
+{{- end -}}
+{{- join "," $hosts -}}
 {{- end -}}
 
 {{- define "jsw.image" -}}
@@ -53,7 +69,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 
 {{/* The MutatingWebhookConfiguration's name: the API server calls mutating
      webhooks in the order of their configurations' names, so it sorts
-     after every injector's (values.yaml: configurationName). */}}
+     after every injector's (values.yaml: configurationName). The webhook
+     sets the caBundle of this one, and its ClusterRole names it. */}}
 {{- define "jsw.configurationName" -}}
 {{- default (printf "zz-%s" (include "jsw.fullname" .)) .Values.configurationName | trunc 253 -}}
 {{- end -}}
@@ -61,12 +78,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{/* The Pods the webhook serves, as up to three selections, each a webhook
      of the configuration (and a binding of the policy): the namespaces
      listed in the values, the namespaces labelled enabled, and Pods
-     labelled enabled anywhere else. A JSON list of their keys. */}}
+     labelled enabled anywhere else (labelledPods). A JSON list of their keys. */}}
 {{- define "jsw.selections" -}}
 {{- $out := list -}}
 {{- if .Values.namespaces }}{{ $out = append $out "listed-namespaces" }}{{ end -}}
 {{- if .Values.labelledNamespaces }}{{ $out = append $out "namespaces" }}{{ end -}}
-{{- append $out "pods" | toJson -}}
+{{- if .Values.labelledPods }}{{ $out = append $out "pods" }}{{ end -}}
+{{- $out | toJson -}}
 {{- end -}}
 
 {{- define "jsw.selectionWhat" -}}

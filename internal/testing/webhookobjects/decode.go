@@ -10,6 +10,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -33,6 +34,9 @@ type Objects struct {
 	RoleList            []*rbacv1.Role                 // in the order rendered
 	Policy              *admissionregistrationv1.ValidatingAdmissionPolicy
 	PolicyBindings      []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	ServiceAccounts     []*corev1.ServiceAccount
+	Namespaces          []*corev1.Namespace
+	Jobs                []*batchv1.Job // Helm hooks
 	// Other holds the objects of other APIs (cert-manager, the Prometheus
 	// Operator), by kind.
 	Other map[string][]map[string]any
@@ -95,9 +99,17 @@ func Decode(t testing.TB, text string) Objects {
 		case "Role":
 			into = &rbacv1.Role{}
 		case "ServiceAccount":
-			into = &corev1.ServiceAccount{}
+			a := &corev1.ServiceAccount{}
+			o.ServiceAccounts = append(o.ServiceAccounts, a)
+			into = a
 		case "Namespace":
-			into = &corev1.Namespace{}
+			n := &corev1.Namespace{}
+			o.Namespaces = append(o.Namespaces, n)
+			into = n
+		case "Job":
+			j := &batchv1.Job{}
+			o.Jobs = append(o.Jobs, j)
+			into = j
 		default:
 			if !strings.HasPrefix(meta.APIVersion, "cert-manager.io/") && !strings.HasPrefix(meta.APIVersion, "monitoring.coreos.com/") {
 				t.Fatalf("unexpected %s %s", meta.APIVersion, meta.Kind)

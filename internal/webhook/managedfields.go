@@ -1,0 +1,66 @@
+package webhook
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+)
+
+// withoutManagedFields is a Pod's JSON without metadata.managedFields,
+// the API server's record of which client set which field: as large as
+// the rest of a Pod's metadata and spec together, a tree of small
+// objects, and read by nothing of the webhook's. The JSON Patch the
+// webhook answers with names the places it changes by path (spec,
+// metadata.annotations), never managedFields, so it applies to the Pod as
+// sent just as to the Pod without them.
+//
+// The Pod is read with the webhook's one JSON reader (scan). Only the
+// member "managedFields" of the member "metadata" is cut, each there
+// once: raw is returned as it is when it is not an object of that shape,
+// has none, or has either key twice (which one a reader keeps is its own
+// rule).
+func withoutManagedFields(raw []byte) []byte {
+	if !bytes.Contains(raw, []byte(`"managedFields"`)) { // not spelled plainly: left, and quickly
+		return raw
+	}
+	in := bytes.NewReader(raw)
+	s := &scan{r: bufio.NewReaderSize(in, 4<<10)}
+	at := func() int { return len(raw) - in.Len() - s.r.Buffered() }
+	var metadatas, fields int
+	from, to := -1, -1
+	s.object(func(key string) error {
+		if key != "metadata" {
+			s.skip()
+			return s.err
+		}
+		if metadatas++; metadatas > 1 || s.peek() != '{' {
+			return errTwice
+		}
+		prev := at() + 1 // the end of the member before, or metadata's '{'
+		first := true
+		return s.object(func(key string) error {
+			s.skip()
+			if key == "managedFields" {
+				if fields++; fields > 1 {
+					return errTwice
+				}
+				// Cut the member and the comma before it, or the one
+				// after it when it is the first (alone, it leaves {}).
+				from, to = prev, at()
+				if first && s.peek() == ',' {
+					to = at() + 1
+				}
+			}
+			prev, first = at(), false
+			return s.err
+		})
+	})
+	if s.err != nil || from < 0 {
+		return raw
+	}
+	out := make([]byte, 0, len(raw)-(to-from))
+	return append(append(out, raw[:from]...), raw[to:]...)
+}
+
+// errTwice stops the walk of a Pod withoutManagedFields leaves as it is.
+var errTwice = errors.New("metadata or managedFields twice, or metadata not an object")

@@ -1,0 +1,102 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/job-signal/job-signal/internal/cli"
+	"github.com/job-signal/job-signal/internal/version"
+)
+
+// UnregisterCmd is `job-signal-webhook unregister`: what the chart's
+// pre-delete hook runs on helm uninstall. Helm deletes a release's Service
+// first and the kinds it does not order (MutatingWebhookConfiguration)
+// last; in between, the API server would send Pods to a webhook it can no
+// longer reach, and refuse them (failurePolicy Fail). Deleting the
+// registration first, and waiting until every API server has let it go,
+// leaves nothing that blocks a Pod while the rest goes.
+type UnregisterCmd struct {
+	MutatingWebhookConfigurations   []string      `name:"mutating-webhook-configuration" required:"" sep:"none" placeholder:"NAME" help:"A MutatingWebhookConfiguration to delete (repeat the flag for more); one already gone is fine."`
+	ValidatingWebhookConfigurations []string      `name:"validating-webhook-configuration" sep:"none" placeholder:"NAME" help:"A ValidatingWebhookConfiguration to delete too (repeat the flag for more)."`
+	PolicyBindings                  []string      `name:"validating-admission-policy-binding" sep:"none" placeholder:"NAME" help:"A ValidatingAdmissionPolicyBinding to delete too (repeat the flag for more)."`
+	Settle                          time.Duration `name:"settle" default:"2s" placeholder:"DURATION" help:"Then wait this long: every API server drops a deleted registration once its watch delivers the deletion, within milliseconds when healthy; nothing the API offers says when it has (default ${default})."`
+	Timeout                         time.Duration `name:"timeout" default:"1m" nonzero:"" placeholder:"DURATION" help:"Give up on the API server after this (default ${default})."`
+	Kubeconfig                      string        `name:"kubeconfig" placeholder:"PATH" help:"Kubeconfig to use. Default: in-cluster (the hook's ServiceAccount, which may delete the named configurations and nothing else)."`
+	cli.LogOptions
+}
+
+// Validate checks the durations (kong calls it after parsing).
+func (u *UnregisterCmd) Validate() error { return cli.Invalid(cli.CheckDurations(u)) }
+
+func (u *UnregisterCmd) run(log *slog.Logger) error {
+	var config *rest.Config
+	var err error
+	if u.Kubeconfig != "" {
+		config, err = clientcmd.BuildConfigFromFlags("", u.Kubeconfig)
+	} else {
+		config, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return fmt.Errorf("--kubeconfig (or the in-cluster account): %w", err)
+	}
+	config.UserAgent = "job-signal-webhook/" + version.Release
+	client, err := registrationClient(config)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), u.Timeout)
+	defer cancel()
+	for _, o := range []struct {
+		kind, resource string
+		names          []string
+	}{
+		{"ValidatingWebhookConfiguration", "validatingwebhookconfigurations", u.ValidatingWebhookConfigurations},
+		{"ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", u.PolicyBindings},
+		{"MutatingWebhookConfiguration", "mutatingwebhookconfigurations", u.MutatingWebhookConfigurations},
+	} {
+		for _, name := range o.names {
+			err := client.Delete().Resource(o.resource).Name(name).Do(ctx).Error()
+			switch {
+			case apierrors.IsNotFound(err):
+				log.Info(o.kind+" already gone", "name", name)
+			case err != nil:
+				return fmt.Errorf("delete %s %s: %w", o.kind, name, err)
+			default:
+				log.Info(o.kind+" deleted: the API server calls it no more", "name", name)
+			}
+		}
+	}
+	log.Info("waiting for the API servers to drop the registrations", "settle", u.Settle)
+	select {
+	case <-time.After(u.Settle):
+	case <-ctx.Done():
+		return fmt.Errorf("waiting --settle %s: %w (--timeout %s)", u.Settle, ctx.Err(), u.Timeout)
+	}
+	return nil
+}
+
+// registrationClient is a REST client for admissionregistration.k8s.io/v1
+// that knows only that group's types, as kubeapi.CoreClient does for the
+// core group.
+func registrationClient(config *rest.Config) (*rest.RESTClient, error) {
+	scheme := kruntime.NewScheme()
+	if err := admissionregistrationv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	metav1.AddToGroupVersion(scheme, admissionregistrationv1.SchemeGroupVersion)
+	config = rest.CopyConfig(config)
+	config.GroupVersion = &admissionregistrationv1.SchemeGroupVersion
+	config.APIPath = "/apis"
+	config.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	return rest.RESTClientFor(config)
+}
