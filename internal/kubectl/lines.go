@@ -18,7 +18,6 @@ type lines struct {
 	// there, not from the line's start (a long line would cost its
 	// length squared).
 	at, atLine, atCol int
-	arena             *arena // of the tree being read (parse.go)
 }
 
 // index builds the line starts as yaml.v3 counts lines.
@@ -86,7 +85,29 @@ func (l *lines) lineEnd(off int) int {
 	return len(l.text)
 }
 
-// onlySpaceBefore says whether off is the first non-blank of its line.
-func (l *lines) onlySpaceBefore(off int) bool {
+// lineStop is where the line holding off ends: at its line break
+// ("\r\n" or "\n"), or the end of the text.
+func (l *lines) lineStop(off int) int {
+	i := strings.IndexByte(l.text[off:], '\n')
+	if i < 0 {
+		return len(l.text)
+	}
+	if i > 0 && l.text[off+i-1] == '\r' {
+		i--
+	}
+	return off + i
+}
+
+// column is off's column in bytes; indentOf the indentation of its line
+// (spaces, or tabs in JSON indented with them).
+func (l *lines) column(off int) int { return off - l.lineStart(off) }
+
+func (l *lines) indentOf(off int) int {
+	line := l.text[l.lineStart(off):]
+	return len(line) - len(strings.TrimLeft(line, " \t"))
+}
+
+// own says whether off is the first non-blank of its line.
+func (l *lines) own(off int) bool {
 	return strings.TrimLeft(l.text[l.lineStart(off):off], " ") == ""
 }

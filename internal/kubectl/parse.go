@@ -1,6 +1,6 @@
-// Reading a YAML document into the tree the editor works on: yaml.v3's
-// nodes, with the byte span of each (yaml.v3 gives only where a node
-// starts, so the ends are found here).
+// Reading a YAML document into the editor's tree: yaml.v3's nodes, each
+// given the bytes it owns (yaml.v3 gives only where a node starts, so
+// the ends are found here).
 
 package kubectl
 
@@ -16,30 +16,6 @@ import (
 // proportion to its size (a Pod template nests about 15 levels).
 const maxDepth = 1000
 
-type kind int
-
-const (
-	scalarKind kind = iota
-	mapKind
-	seqKind
-)
-
-// snode is a node of a source document with the bytes it spans: the one
-// tree the editor works on, for YAML and for JSON.
-type snode struct {
-	kind       kind
-	flow       bool // flow style: {} [] (always, in JSON)
-	start, end int  // the value's bytes, end exclusive
-	// A mapping's keys and values, a sequence's items (kids).
-	keys, kids []*snode
-	// dash: a block sequence's "-" of each item; colon: a block mapping's
-	// offset just after each key's ':'.
-	dash, colon []int
-	str         string     // a scalar key's text, a string scalar's value
-	style       yaml.Style // a YAML scalar's quoting
-	y           *yaml.Node // the YAML node (nil for JSON)
-}
-
 // errCannotEdit is a layout the editor does not edit in place.
 var errCannotEdit = errors.New("cannot edit in place")
 
@@ -49,13 +25,21 @@ func refuse(line int, what, fix string) error {
 	return fmt.Errorf("line %d: %w: %s: %s", line, errCannotEdit, what, fix)
 }
 
-// readYAML builds the tree of a YAML document from yaml.v3's nodes.
-func readYAML(text string, root *yaml.Node) (*snode, error) {
-	l := &lines{text: text, arena: newArena(root)}
-	return l.yamlNode(root, 0, 0)
+// readYAML builds the tree of a YAML document from yaml.v3's nodes; its
+// root owns the whole text.
+func readYAML(text string, root *yaml.Node) (*node, error) {
+	l := &lines{text: text}
+	n, err := l.read(root, 0, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	n.close += text[n.end:]
+	n.text = text
+	return n, nil
 }
 
-func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) {
+// read builds the node of n, whose bytes start at slot.
+func (l *lines) read(n *yaml.Node, slot, parentIndent, depth int) (*node, error) {
 	switch {
 	case depth > maxDepth:
 		return nil, fmt.Errorf("line %d: nested more than %d levels", n.Line, maxDepth)
@@ -64,90 +48,99 @@ func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) 
 	case n.Anchor != "":
 		return nil, refuse(n.Line, "a YAML anchor (&)", "write the value out where it is used, without anchors")
 	}
-	s := l.arena.node()
-	*s = snode{y: n, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
+	v := &node{y: n, at: slot, end: slot, flow: n.Style&yaml.FlowStyle != 0}
 	var err error
-	switch n.Kind {
-	case yaml.MappingNode:
-		err = l.yamlMapping(s, n, parentIndent, depth)
-	case yaml.SequenceNode:
-		err = l.yamlSequence(s, n, parentIndent, depth)
-	default: // a scalar: yaml.v3 makes no other kind of node inside a document
-		s.str = n.Value
-		s.end, err = l.scalarEnd(n, s.start, parentIndent)
+	switch {
+	case n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode:
+		v.at = l.offset(n.Line, n.Column)
+		err = l.collection(v, slot, depth)
+	case !isEmptyNull(n): // a scalar: yaml.v3 makes no other kind of node inside a document
+		v.at = l.offset(n.Line, n.Column)
+		v.end, err = l.scalarEnd(n, v.at, parentIndent)
 	}
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case s.kind == scalarKind:
-	case s.flow:
-		if s.end = l.flowEnd(s); s.end < 0 {
-			return nil, refuse(n.Line, "a flow collection ({ } or [ ]) without brackets of its own", "write it in block style")
-		}
-	case len(s.kids) > 0:
-		s.end = s.kids[len(s.kids)-1].end
-	}
-	return s, nil
+	v.text, v.str = l.text[slot:v.end], n.Value
+	return v, nil
 }
 
-// yamlMapping reads the keys and values of the mapping n into s, each
-// with the offset after its ':' (an empty value is there).
-func (l *lines) yamlMapping(s *snode, n *yaml.Node, parentIndent, depth int) error {
-	s.kind = mapKind
-	n2 := len(n.Content) / 2
-	s.keys, s.kids, s.colon = take(&l.arena.ptrs, n2), take(&l.arena.ptrs, n2), take(&l.arena.ints, n2)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, err := l.yamlNode(n.Content[i], parentIndent, depth+1)
-		if err != nil {
-			return err
-		}
-		v, err := l.yamlNode(n.Content[i+1], k.start-l.lineStart(k.start), depth+1)
-		if err != nil {
-			return err
-		}
-		colon := l.colonAfter(k.end)
-		if colon < 0 {
-			return refuse(n.Content[i].Line, "a key written with '?' or over several lines", "write it as key: value on one line")
-		}
-		if isEmptyNull(n.Content[i+1]) {
-			v.start, v.end = colon, colon
-		}
-		s.keys, s.kids, s.colon = append(s.keys, k), append(s.kids, v), append(s.colon, colon)
+// collection reads the items of the mapping or list v.y, whose bytes
+// start at slot: in block style each one from the line break before it
+// to the end of its tail, in flow style from the separator before it.
+func (l *lines) collection(v *node, slot, depth int) error {
+	n := v.y
+	v.kind, v.col, v.open = seqKind, -1, ""
+	step := 1
+	if n.Kind == yaml.MappingNode {
+		v.kind, step = mapKind, 2
 	}
-	return nil
-}
-
-// yamlSequence reads the items of the list n into s; a block list's with
-// the offset of each '-' (an empty item is just after it).
-func (l *lines) yamlSequence(s *snode, n *yaml.Node, parentIndent, depth int) error {
-	s.kind = seqKind
-	s.kids = take(&l.arena.ptrs, len(n.Content))
-	if !s.flow {
-		s.dash = take(&l.arena.ints, len(n.Content))
+	prev := slot // where the bytes of the next item begin
+	if v.flow {
+		prev = v.at + 1
 	}
-	for _, c := range n.Content {
-		itemIndent, d := parentIndent, -1
-		if !s.flow {
-			at := l.offset(c.Line, c.Column)
-			d = strings.LastIndexByte(strings.TrimRight(l.text[:at], " \t\r\n"), '-')
-			if d < 0 || strings.TrimSpace(l.text[d+1:at]) != "" {
-				return refuse(c.Line, "a list item that does not follow its '-'", "write each item after its '- '")
+	v.items = make([]*item, 0, len(n.Content)/step)
+	for i := 0; i < len(n.Content); i += step {
+		c := n.Content[i+step-1]
+		it := &item{}
+		var vslot, indent int
+		if step == 2 {
+			k, err := l.read(n.Content[i], l.offset(n.Content[i].Line, n.Content[i].Column), 0, depth+1)
+			if err != nil {
+				return err
 			}
-			itemIndent = d - l.lineStart(d)
+			colon := l.colonAfter(k.end)
+			if colon < 0 {
+				return refuse(n.Content[i].Line, "a key written with '?' or over several lines", "write it as key: value on one line")
+			}
+			it.at, it.key, it.keyText, vslot = k.at, k.str, k.text, colon
+			if v.flow && !isEmptyNull(c) {
+				vslot = l.offset(c.Line, c.Column)
+			}
+			it.mid = l.text[k.end:vslot]
+		} else {
+			it.at = l.offset(c.Line, c.Column)
+			vslot = it.at
+			if !v.flow {
+				d := strings.LastIndexByte(strings.TrimRight(l.text[:it.at], " \t\r\n"), '-')
+				if d < 0 || strings.TrimSpace(l.text[d+1:it.at]) != "" {
+					return refuse(c.Line, "a list item that does not follow its '-'", "write each item after its '- '")
+				}
+				if it.at = d; isEmptyNull(c) {
+					vslot = d + 1
+				}
+				it.mid = l.text[d:vslot]
+			}
 		}
-		item, err := l.yamlNode(c, itemIndent, depth+1)
+		if !v.flow {
+			indent = l.column(it.at)
+		}
+		val, err := l.read(c, vslot, indent, depth+1)
 		if err != nil {
 			return err
 		}
-		if d >= 0 {
-			if isEmptyNull(c) {
-				item.start, item.end = d+1, d+1
-			}
-			s.dash = append(s.dash, d)
+		it.lead, it.val, prev = l.text[prev:it.at], val, val.end
+		if !v.flow {
+			prev = l.tail(val.end, indent)
+			it.tail = l.text[val.end:prev]
 		}
-		s.kids = append(s.kids, item)
+		v.items = append(v.items, it)
 	}
+	if !v.flow {
+		last := v.items[len(v.items)-1]
+		v.end, v.col, v.trail = prev, l.column(v.items[0].at), last.val.trail+len(last.tail)
+		return nil
+	}
+	if v.end = l.flowEnd(v.at, prev); v.end < 0 {
+		return refuse(n.Line, "a flow collection ({ } or [ ]) without brackets of its own", "write it in block style")
+	}
+	in := v.at + 1
+	if len(v.items) == 0 { // spaces inside stay in front of what goes in
+		in, prev = v.end-1, v.end-1
+	} else {
+		v.col = l.indentOf(v.items[0].at)
+	}
+	v.open, v.close = l.text[slot:in], l.text[prev:v.end]
 	return nil
 }
 
@@ -164,6 +157,26 @@ func (l *lines) colonAfter(off int) int {
 		return off + 1
 	}
 	return -1
+}
+
+// tail is where the bytes of a block item whose value ends at end stop:
+// the rest of that line, and the comment lines below it indented past
+// col (blank lines between them too).
+func (l *lines) tail(end, col int) int {
+	end = l.lineStop(end)
+	for pos := end; pos < len(l.text); {
+		start := pos + strings.IndexByte(l.text[pos:], '\n') + 1
+		pos = l.lineStop(start)
+		line := strings.TrimLeft(l.text[start:pos], " ")
+		switch {
+		case line == "":
+		case !strings.HasPrefix(line, "#") || pos-len(line)-start <= col:
+			return end
+		default:
+			end = pos
+		}
+	}
+	return end
 }
 
 // scalarEnd finds where a scalar's text ends.
@@ -234,13 +247,10 @@ func (l *lines) blockEnd(start, parentIndent int) int {
 }
 
 // flowEnd is the offset after the closing bracket of the flow collection
-// s, past blanks, ',' and comments after its last item; -1 without one.
-func (l *lines) flowEnd(s *snode) int {
-	i := s.start + 1
-	if len(s.kids) > 0 {
-		i = s.kids[len(s.kids)-1].end
-	}
-	for ; i < len(l.text) && strings.IndexByte("[{", l.text[s.start]) >= 0; i++ {
+// at start, whose last item ends at from, past blanks, ',' and comments;
+// -1 without one.
+func (l *lines) flowEnd(start, from int) int {
+	for i := from; i < len(l.text) && strings.IndexByte("[{", l.text[start]) >= 0; i++ {
 		switch l.text[i] {
 		case ']', '}':
 			return i + 1

@@ -48,7 +48,7 @@ func TestDeriveStyle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := deriveStyle(&lines{text: tc.text}, root, tc.json); got != tc.want {
+		if got := newEditor(&document{index: 1, line: 1, raw: tc.text, json: tc.json}, root).st; got != tc.want {
 			t.Errorf("%q: %+v, want %+v", tc.text, got, tc.want)
 		}
 	}

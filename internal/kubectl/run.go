@@ -113,7 +113,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 // parseDocument reads a document into its tree: JSON with its own reader
 // (strings as encoding/json decodes them), YAML with kyaml's yaml.v3.
 // nil for a document with nothing but comments.
-func parseDocument(d *document) (*snode, error) {
+func parseDocument(d *document) (*node, error) {
 	if d.json {
 		n, _, err := readJSON(d.raw)
 		return n, jsonError(d, err)

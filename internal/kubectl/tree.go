@@ -1,0 +1,96 @@
+// The editor's one data structure: a document as a tree in which every
+// node owns its bytes, for YAML and JSON alike (ARCHITECTURE.md draws
+// it). inject's operations change the tree; writing it walks the changed
+// nodes and writes every other one back as it was read.
+
+package kubectl
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+type kind int
+
+const (
+	scalarKind kind = iota
+	mapKind
+	seqKind
+)
+
+// node is a value and the bytes it owns: from its slot (in block style
+// the space after its key's ':', otherwise the value itself) to its end.
+// A collection's bytes are open, then each item's, then close.
+type node struct {
+	kind  kind
+	flow  bool // {} [] (all of JSON)
+	dirty bool // changed: written from its items, not from text
+	// compact: JSON laid out on one line, where what goes in is written
+	// on one line too (resolve decides it).
+	compact     bool
+	text        string // the bytes read (or a new value's)
+	open, close string
+	items       []*item
+	at, end     int // the value's bytes in the source; at < 0: a new value
+	// col is where new items go: in block style their column, in flow
+	// style their indentation (-1: none yet, the line's and a step).
+	col   int
+	shift int // columns its lines after the first move by (a moved item)
+	trail int // the length of its trailing bytes
+	y     *yaml.Node
+	str   string // a string's value
+}
+
+// item is a member or list item and the bytes around it: lead (in block
+// style the line break before it, the lines above it and its indentation;
+// in flow style the separator), the key as written, mid (':' or '-' and
+// the spaces after), the value, and tail (in block style the rest of its
+// last line, and the comment lines indented under it).
+type item struct {
+	lead, keyText, mid, tail string
+	key                      string
+	val                      *node
+	at                       int // its key's or '-''s offset in the source; -1: new
+}
+
+// write is n's bytes: as read, unless it changed. A block list left
+// empty is [].
+func (ed *editor) write(n *node) string {
+	s := n.text
+	if n.dirty {
+		var b strings.Builder
+		if !n.flow && n.kind == seqKind && len(n.items) == 0 {
+			b.WriteString(" []")
+		}
+		b.WriteString(n.open)
+		for _, it := range n.items {
+			b.WriteString(it.lead)
+			b.WriteString(it.keyText)
+			b.WriteString(it.mid)
+			b.WriteString(ed.write(it.val))
+			b.WriteString(it.tail)
+		}
+		b.WriteString(n.close)
+		s = b.String()
+	}
+	return ed.shift(s, n.shift)
+}
+
+// index is the position of member or item t of n, or -1.
+func (n *node) index(t string) int {
+	if n.kind == seqKind {
+		if i, err := strconv.Atoi(t); err == nil && i >= 0 && i < len(n.items) {
+			return i
+		}
+		return -1
+	}
+	return slices.IndexFunc(n.items, func(it *item) bool { return n.kind == mapKind && it.key == t })
+}
+
+// trailing is what a block collection's bytes end with, as read, that is
+// no part of its value: the tail of its last item (and of that one's
+// last, and so on down). It stays when the value is replaced.
+func trailing(n *node) string { return n.text[len(n.text)-n.trail:] }
