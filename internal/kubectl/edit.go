@@ -49,12 +49,13 @@ func (ed *editor) lineAt(off int) int { return ed.first + strings.Count(ed.text[
 
 // resolve walks tokens from the root, marking the nodes on the way as
 // changed, and says which JSON collections on it are compact (when it
-// first comes by): all of JSON on one line.
+// first comes by): those read on one line that hold something, and
+// everything inside one.
 func (ed *editor) resolve(tokens []string) (*node, error) {
 	n, compact := ed.root, ed.st.single
 	for i := 0; ; i++ {
 		if n.at >= 0 && !n.dirty {
-			n.compact = compact
+			n.compact = compact || !strings.Contains(n.text, "\n") && len(n.items) > 0
 		}
 		compact, n.dirty = n.compact, true
 		if i == len(tokens) {

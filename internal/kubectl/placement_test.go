@@ -28,6 +28,9 @@ func TestPlacement(t *testing.T) {
 			"{\n  \"a\": [\n    \"x\",\n    \"y\"\n  ]\n}\n"},
 		{"into a pretty JSON list", "{\n  \"a\": [\n    1\n  ]\n}\n", true, []inject.Op{add("/a/-", 2)}, "{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"},
 		{"into one-line JSON", `{"a": {"b": 1}}`, true, []inject.Op{add("/a/c", "x")}, `{"a": {"b": 1, "c": "x"}}`},
+		{"into a one-line object of pretty JSON, on its line", "{\n  \"a\": {\"b\": [1]},\n  \"d\": {}\n}\n", true,
+			[]inject.Op{add("/a/c", []any{"x", inject.Fields{{Key: "y", Value: 1}}}), {Op: "replace", Path: "/a/b", Value: []any{2, 3}}, add("/d/e", []any{})},
+			"{\n  \"a\": {\"b\": [2, 3], \"c\": [\"x\", {\"y\": 1}]},\n  \"d\": {\n    \"e\": []\n  }\n}\n"},
 	})
 }
 
