@@ -74,19 +74,10 @@ func (l *lines) offset(line, col int) int {
 	return off
 }
 
-// lineStart is the start of the line holding off; lineEnd the offset after
-// its newline (or the end of the text).
+// lineStart is the start of the line holding off; lineStop where it
+// ends: at its line break ("\r\n" or "\n"), or the end of the text.
 func (l *lines) lineStart(off int) int { return strings.LastIndexByte(l.text[:off], '\n') + 1 }
 
-func (l *lines) lineEnd(off int) int {
-	if i := strings.IndexByte(l.text[off:], '\n'); i >= 0 {
-		return off + i + 1
-	}
-	return len(l.text)
-}
-
-// lineStop is where the line holding off ends: at its line break
-// ("\r\n" or "\n"), or the end of the text.
 func (l *lines) lineStop(off int) int {
 	i := strings.IndexByte(l.text[off:], '\n')
 	if i < 0 {
@@ -96,6 +87,13 @@ func (l *lines) lineStop(off int) int {
 		i--
 	}
 	return off + i
+}
+
+// next is the start and the stop of the line after the one that stops
+// at stop (its start is the text's end when there is none).
+func (l *lines) next(stop int) (int, int) {
+	start := stop + strings.IndexByte(l.text[stop:], '\n') + 1
+	return start, l.lineStop(start)
 }
 
 // column is off's column in bytes; indentOf the indentation of its line

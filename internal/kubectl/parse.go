@@ -164,16 +164,13 @@ func (l *lines) colonAfter(off int) int {
 // col (blank lines between them too).
 func (l *lines) tail(end, col int) int {
 	end = l.lineStop(end)
-	for pos := end; pos < len(l.text); {
-		start := pos + strings.IndexByte(l.text[pos:], '\n') + 1
-		pos = l.lineStop(start)
-		line := strings.TrimLeft(l.text[start:pos], " ")
-		switch {
+	for start, stop := l.next(end); start < len(l.text); start, stop = l.next(stop) {
+		switch line := strings.TrimLeft(l.text[start:stop], " "); {
 		case line == "":
-		case !strings.HasPrefix(line, "#") || pos-len(line)-start <= col:
+		case !strings.HasPrefix(line, "#") || stop-len(line)-start <= col:
 			return end
 		default:
-			end = pos
+			end = stop
 		}
 	}
 	return end
@@ -223,25 +220,19 @@ func quotedEnd(text string, start int) int {
 // keep chomping (|+, >+) the blank lines after the text are part of the
 // value; otherwise they are not.
 func (l *lines) blockEnd(start, parentIndent int) int {
-	text := l.text
-	end := l.lineEnd(start)
-	keep := strings.Contains(strings.Fields(text[start:end] + " ")[0], "+")
-	for pos := end; pos < len(text); {
-		next := l.lineEnd(pos)
-		line := strings.TrimRight(text[pos:next], "\r\n")
-		if strings.TrimSpace(line) == "" {
-			if pos = next; keep {
-				end = next
+	end := l.lineStop(start)
+	keep := strings.Contains(strings.Fields(l.text[start:end] + " ")[0], "+")
+	for start, stop := l.next(end); start < len(l.text); start, stop = l.next(stop) {
+		switch line := l.text[start:stop]; {
+		case strings.TrimSpace(line) == "":
+			if keep {
+				end = stop
 			}
-			continue
+		case len(line)-len(strings.TrimLeft(line, " ")) <= parentIndent:
+			return end
+		default:
+			end = stop
 		}
-		if len(line)-len(strings.TrimLeft(line, " ")) <= parentIndent {
-			break
-		}
-		end, pos = next, next
-	}
-	if strings.HasSuffix(text[:end], "\n") { // not so on the last line without one
-		end = len(strings.TrimSuffix(text[:end-1], "\r"))
 	}
 	return end
 }
@@ -255,7 +246,7 @@ func (l *lines) flowEnd(start, from int) int {
 		case ']', '}':
 			return i + 1
 		case '#':
-			i = l.lineEnd(i) - 1
+			i = l.lineStop(i)
 		case ' ', '\t', '\r', '\n', ',':
 		default:
 			return -1
