@@ -12,15 +12,13 @@ import (
 // The plugin reads every document, decodes it twice (kubectl's reader and
 // the editor's) and reads each edited one back twice more, so most of
 // what it allocates is garbage within one document. Go's default
-// collector (GOGC=100) starts a cycle each time the heap doubles, which on
-// a small live heap is often: a fifth of the plugin's CPU went to
-// collecting. On a small input the collector instead runs only when the
-// heap nears a fixed limit: 6 cycles for 1,000 Jobs, against 10 with
-// GOGC=400 (a peak of 130 MB) and 36 with the default (65 MB), at a peak
-// of about 110 MB. A document of many small nodes can hold a live heap
-// near that limit, where the collector would run back to back: once the
-// live heap passes half the limit, the proportional rule (GOGC=400) takes
-// over. On a large input the default stays.
+// collector starts a cycle each time the heap doubles, which on a small
+// live heap is often. On a small input the collector instead runs only
+// when the heap nears a fixed limit; a document of many small nodes can
+// hold a live heap near that limit, where the collector would run back to
+// back, so once the live heap passes half the limit the proportional rule
+// (GOGC=400) takes over. On a large input the default stays. What each
+// choice measured is in this file's commit messages and in BENCHMARKS.md.
 
 // smallInput is the largest input collected at the limit.
 const smallInput = 1 << 20
