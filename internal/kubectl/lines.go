@@ -75,24 +75,25 @@ func (l *lines) offset(line, col int) int {
 }
 
 // lineStart is the start of the line holding off; lineStop where it
-// ends: at its line break ("\r\n" or "\n"), or the end of the text.
-func (l *lines) lineStart(off int) int { return strings.LastIndexByte(l.text[:off], '\n') + 1 }
+// ends: at its line break ("\r\n", "\n" or a lone "\r", as YAML and
+// kubectl read them), or the end of the text.
+func (l *lines) lineStart(off int) int { return strings.LastIndexAny(l.text[:off], "\r\n") + 1 }
 
 func (l *lines) lineStop(off int) int {
-	i := strings.IndexByte(l.text[off:], '\n')
-	if i < 0 {
-		return len(l.text)
+	if i := strings.IndexAny(l.text[off:], "\r\n"); i >= 0 {
+		return off + i
 	}
-	if i > 0 && l.text[off+i-1] == '\r' {
-		i--
-	}
-	return off + i
+	return len(l.text)
 }
 
 // next is the start and the stop of the line after the one that stops
 // at stop (its start is the text's end when there is none).
 func (l *lines) next(stop int) (int, int) {
-	start := stop + strings.IndexByte(l.text[stop:], '\n') + 1
+	start := stop + 1
+	if strings.HasPrefix(l.text[stop:], "\r\n") {
+		start++
+	}
+	start = min(start, len(l.text))
 	return start, l.lineStop(start)
 }
 

@@ -112,6 +112,9 @@ func (l *lines) collection(v *node, slot, depth int) error {
 				it.mid = l.text[d:vslot]
 			}
 		}
+		if it.at < prev { // what the item before read as one line went on past a break YAML reads (NEL, U+2028)
+			return refuse(c.Line, "a line break other than \\n, \\r\\n or \\r", "end every line with \\n")
+		}
 		if !v.flow {
 			indent = l.column(it.at)
 		}
