@@ -5,6 +5,7 @@
 package kubectl
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,9 +29,8 @@ func refuse(line int, what, fix string) error {
 // readYAML builds the tree of a YAML document from yaml.v3's nodes; its
 // root owns the whole text.
 func readYAML(text string, root *yaml.Node) (*node, error) {
-	l := &lines{text: text}
-	n, err := l.read(root, 0, 0, 0)
-	if err != nil {
+	l, n := &lines{text: text}, &node{}
+	if err := l.read(root, n, 0, 0, 0); err != nil {
 		return nil, err
 	}
 	n.close += text[n.end:]
@@ -38,17 +38,25 @@ func readYAML(text string, root *yaml.Node) (*node, error) {
 	return n, nil
 }
 
-// read builds the node of n, whose bytes start at slot.
-func (l *lines) read(n *yaml.Node, slot, parentIndent, depth int) (*node, error) {
+// check refuses what the editor does not read: too deep, aliases, anchors.
+func check(n *yaml.Node, depth int) error {
 	switch {
 	case depth > maxDepth:
-		return nil, fmt.Errorf("line %d: nested more than %d levels", n.Line, maxDepth)
+		return fmt.Errorf("line %d: nested more than %d levels", n.Line, maxDepth)
 	case n.Kind == yaml.AliasNode:
-		return nil, refuse(n.Line, "a YAML alias (*)", "write the value out")
+		return refuse(n.Line, "a YAML alias (*)", "write the value out")
 	case n.Anchor != "":
-		return nil, refuse(n.Line, "a YAML anchor (&)", "write the value out where it is used, without anchors")
+		return refuse(n.Line, "a YAML anchor (&)", "write the value out where it is used, without anchors")
 	}
-	v := &node{y: n, at: slot, end: slot, flow: n.Style&yaml.FlowStyle != 0}
+	return nil
+}
+
+// read makes v the node of n, whose bytes start at slot.
+func (l *lines) read(n *yaml.Node, v *node, slot, parentIndent, depth int) error {
+	if err := check(n, depth); err != nil {
+		return err
+	}
+	*v = node{y: n, at: slot, end: slot, flow: n.Style&yaml.FlowStyle != 0}
 	var err error
 	switch {
 	case n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode:
@@ -59,10 +67,10 @@ func (l *lines) read(n *yaml.Node, slot, parentIndent, depth int) (*node, error)
 		v.end, err = l.scalarEnd(n, v.at, parentIndent)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	v.text, v.str = l.text[slot:v.end], n.Value
-	return v, nil
+	return nil
 }
 
 // collection reads the items of the mapping or list v.y, whose bytes
@@ -79,25 +87,29 @@ func (l *lines) collection(v *node, slot, depth int) error {
 	if v.flow {
 		prev = v.at + 1
 	}
-	v.items = make([]*item, 0, len(n.Content)/step)
-	for i := 0; i < len(n.Content); i += step {
-		c := n.Content[i+step-1]
-		it := &item{}
+	// The items and their values, each kind in one allocation.
+	count := len(n.Content) / step
+	items, vals := make([]item, count), make([]node, count)
+	v.items = make([]*item, count)
+	for i := range count {
+		c, it := n.Content[i*step+step-1], &items[i]
 		var vslot, indent int
 		if step == 2 {
-			k, err := l.read(n.Content[i], l.offset(n.Content[i].Line, n.Content[i].Column), 0, depth+1)
-			if err != nil {
+			kn := n.Content[i*step]
+			it.at = l.offset(kn.Line, kn.Column)
+			end, err := l.scalarEnd(kn, it.at, 0)
+			if err = cmp.Or(check(kn, depth+1), err); err != nil {
 				return err
 			}
-			colon := l.colonAfter(k.end)
+			colon := l.colonAfter(end)
 			if colon < 0 {
-				return refuse(n.Content[i].Line, "a key written with '?' or over several lines", "write it as key: value on one line")
+				return refuse(kn.Line, "a key written with '?' or over several lines", "write it as key: value on one line")
 			}
-			it.at, it.key, it.keyText, vslot = k.at, k.str, k.text, colon
+			it.key, it.keyText, vslot = kn.Value, l.text[it.at:end], colon
 			if v.flow && !isEmptyNull(c) {
 				vslot = l.offset(c.Line, c.Column)
 			}
-			it.mid = l.text[k.end:vslot]
+			it.mid = l.text[end:vslot]
 		} else {
 			it.at = l.offset(c.Line, c.Column)
 			vslot = it.at
@@ -118,8 +130,8 @@ func (l *lines) collection(v *node, slot, depth int) error {
 		if !v.flow {
 			indent = l.column(it.at)
 		}
-		val, err := l.read(c, vslot, indent, depth+1)
-		if err != nil {
+		val := &vals[i]
+		if err := l.read(c, val, vslot, indent, depth+1); err != nil {
 			return err
 		}
 		it.lead, it.val, prev = l.text[prev:it.at], val, val.end
@@ -127,7 +139,7 @@ func (l *lines) collection(v *node, slot, depth int) error {
 			prev = l.tail(val.end, indent)
 			it.tail = l.text[val.end:prev]
 		}
-		v.items = append(v.items, it)
+		v.items[i] = it
 	}
 	if !v.flow {
 		last := v.items[len(v.items)-1]
