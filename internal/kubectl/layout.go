@@ -242,8 +242,8 @@ func (ed *editor) relayout(it *item, list, target *node) error {
 	switch {
 	case !list.flow && !target.flow:
 		n := target.col - ed.column(it.at)
-		s := ed.shift(it.lead+it.mid, n)
-		it.lead, it.tail, v.shift = s[:len(s)-len(it.mid)], ed.shift(it.tail, n), v.shift+n
+		s := ed.shift(it.lead+"-", n) // its '-' line, not blank, moves too
+		it.lead, it.tail, v.shift = s[:len(s)-1], ed.shift(it.tail, n), v.shift+n
 	case !target.flow:
 		it.lead, it.mid, it.tail, v.shift = ed.st.nl+ed.pad(target.col), "- ", "", v.shift+target.col+2-ed.column(v.at)
 	case !list.flow && !v.flow:
