@@ -42,7 +42,12 @@ func newEditor(d *document, root *node) *editor {
 }
 
 // finish is the document's text now.
-func (ed *editor) finish() (string, error) { return ed.write(ed.root), nil }
+func (ed *editor) finish() (string, error) {
+	var b strings.Builder
+	b.Grow(len(ed.text))
+	ed.write(&b, ed.root)
+	return b.String(), nil
+}
 
 // lineAt is the line of the whole input that holds off.
 func (ed *editor) lineAt(off int) int { return ed.first + strings.Count(ed.text[:off], "\n") }

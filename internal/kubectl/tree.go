@@ -56,27 +56,33 @@ type item struct {
 	at                       int // its key's or '-''s offset in the source; -1: new
 }
 
-// write is n's bytes: as read, unless it changed. A block list left
-// empty is [].
-func (ed *editor) write(n *node) string {
-	s := n.text
-	if n.dirty {
-		var b strings.Builder
-		if !n.flow && n.kind == seqKind && len(n.items) == 0 {
-			b.WriteString(" []")
-		}
-		b.WriteString(n.open)
-		for _, it := range n.items {
-			b.WriteString(it.lead)
-			b.WriteString(it.keyText)
-			b.WriteString(it.mid)
-			b.WriteString(ed.write(it.val))
-			b.WriteString(it.tail)
-		}
-		b.WriteString(n.close)
-		s = b.String()
+// write writes n's bytes to b: as read, unless it changed. A block list
+// left empty is [].
+func (ed *editor) write(b *strings.Builder, n *node) {
+	out := b
+	if n.shift != 0 { // written on its own, then re-indented
+		out = &strings.Builder{}
 	}
-	return ed.shift(s, n.shift)
+	switch {
+	case !n.dirty:
+		out.WriteString(n.text)
+	case !n.flow && n.kind == seqKind && len(n.items) == 0:
+		out.WriteString(" []")
+		fallthrough
+	default:
+		out.WriteString(n.open)
+		for _, it := range n.items {
+			out.WriteString(it.lead)
+			out.WriteString(it.keyText)
+			out.WriteString(it.mid)
+			ed.write(out, it.val)
+			out.WriteString(it.tail)
+		}
+		out.WriteString(n.close)
+	}
+	if out != b {
+		b.WriteString(ed.shift(out.String(), n.shift))
+	}
 }
 
 // index is the position of member or item t of n, or -1.
