@@ -98,7 +98,7 @@ func (ed *editor) movedText(v any, flow bool, col int) (string, bool) {
 	case flow && (block || strings.Contains(w.text, "\n") || w.style == 0 && !safePlain(w.value, true)):
 		return "", false
 	case block:
-		w.text = ed.shift(w.text, col-w.col)
+		w.text = ed.st.shift(w.text, col-w.col)
 	}
 	ed.moved = slices.Delete(ed.moved, i, i+1)
 	return w.text, true

@@ -26,7 +26,7 @@ func (ed *editor) newItem(n *node, key string, v *node) *item {
 		it.mid = "-"
 	}
 	if !n.flow {
-		it.lead = ed.st.nl + ed.pad(n.col)
+		it.lead = ed.st.nl + ed.st.pad(n.col)
 	}
 	return it
 }
@@ -92,7 +92,7 @@ func (ed *editor) insert(n *node, j int, it *item, belongs func(string) bool) er
 		case j > 0:
 			it.lead = sep
 		case strings.HasPrefix(sep, ","+ed.st.nl): // pretty JSON, nothing between the brackets
-			it.lead, n.close = sep[1:], ed.st.nl+ed.pad(ed.indent(n)-ed.st.step)+n.close
+			it.lead, n.close = sep[1:], ed.st.nl+ed.st.pad(ed.indent(n)-ed.st.step)+n.close
 		}
 		n.items = slices.Insert(n.items, j, it)
 		return nil
@@ -135,13 +135,13 @@ func (ed *editor) insert(n *node, j int, it *item, belongs func(string) bool) er
 func (ed *editor) sep(n *node, moved bool) string {
 	switch {
 	case ed.st.json && !n.compact && (n.at < 0 || len(n.text) == 2 || strings.Contains(n.text, "\n")):
-		return "," + ed.st.nl + ed.pad(ed.indent(n))
+		return "," + ed.st.nl + ed.st.pad(ed.indent(n))
 	case !moved:
 		return ", "
 	case len(n.items) > 1:
 		return n.items[1].lead
 	case len(n.items) == 1 && n.items[0].at >= 0 && ed.own(n.items[0].at):
-		return "," + ed.st.nl + ed.pad(ed.column(n.items[0].at))
+		return "," + ed.st.nl + ed.st.pad(ed.column(n.items[0].at))
 	}
 	if sep, ok := firstSep(ed.root, 0); ok {
 		return sep
@@ -242,10 +242,10 @@ func (ed *editor) relayout(it *item, list, target *node) error {
 	switch {
 	case !list.flow && !target.flow:
 		n := target.col - ed.column(it.at)
-		s := ed.shift(it.lead+"-", n) // its '-' line, not blank, moves too
-		it.lead, it.tail, v.shift = s[:len(s)-1], ed.shift(it.tail, n), v.shift+n
+		s := ed.st.shift(it.lead+"-", n) // its '-' line, not blank, moves too
+		it.lead, it.tail, v.shift = s[:len(s)-1], ed.st.shift(it.tail, n), v.shift+n
 	case !target.flow:
-		it.lead, it.mid, it.tail, v.shift = ed.st.nl+ed.pad(target.col), "- ", "", v.shift+target.col+2-ed.column(v.at)
+		it.lead, it.mid, it.tail, v.shift = ed.st.nl+ed.st.pad(target.col), "- ", "", v.shift+target.col+2-ed.column(v.at)
 	case !list.flow && !v.flow:
 		return refuse(ed.lineAt(v.at), "a container in block style that moves into a flow list ([ ])", "write that list in block style, or leave it out when it is empty")
 	default:

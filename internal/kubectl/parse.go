@@ -139,6 +139,11 @@ func (l *lines) collection(v *node, slot, depth int) error {
 			prev = l.tail(val.end, indent)
 			it.tail = l.text[val.end:prev]
 		}
+		if v.lists == 0 && step == 2 && !v.flow && val.kind == seqKind && !val.flow {
+			if v.lists = -1; val.col > indent {
+				v.lists = 1
+			}
+		}
 		v.items[i] = it
 	}
 	if !v.flow {

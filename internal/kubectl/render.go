@@ -89,7 +89,7 @@ func (s style) flowIn(v any, indent, room int) (string, bool) {
 	}
 	open, sep, end := "", ", ", ""
 	if s.json && !s.single {
-		open, end = s.nl+strings.Repeat(" ", indent+s.step), s.nl+strings.Repeat(" ", indent)
+		open, end = s.nl+s.pad(indent+s.step), s.nl+s.pad(indent)
 		sep = "," + open
 	}
 	parts := make([]string, len(vals))
@@ -137,7 +137,7 @@ func (s style) block(v any, indent int) string {
 func (s style) below(v any, indent int) string {
 	var b strings.Builder
 	if keys, vals, ok := members(v); ok {
-		pad := strings.Repeat(" ", indent+s.step)
+		pad := s.pad(indent + s.step)
 		for i := range keys {
 			b.WriteString(s.nl + pad + s.key(keys[i]) + ":" + s.block(vals[i], indent+s.step))
 		}
@@ -149,7 +149,7 @@ func (s style) below(v any, indent int) string {
 	}
 	items, _ := elements(v)
 	for _, it := range items {
-		b.WriteString(s.nl + strings.Repeat(" ", dashIndent) + "-" + s.item(it, dashIndent))
+		b.WriteString(s.nl + s.pad(dashIndent) + "-" + s.item(it, dashIndent))
 	}
 	return b.String()
 }
@@ -165,7 +165,7 @@ func (s style) item(v any, dashIndent int) string {
 		return " " + line
 	}
 	col := dashIndent + 2
-	return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+strings.Repeat(" ", col))
+	return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+s.pad(col))
 }
 
 func (s style) scalarValue(v any) string {

@@ -15,32 +15,28 @@ func (ed *editor) indent(n *node) int {
 	return ed.indentOf(n.at) + ed.st.step
 }
 
-// indentChar is what indents the document's lines: spaces, or tabs in
-// JSON that is indented with them.
-func (ed *editor) indentChar() string {
-	if ed.st.tabs {
-		return "\t"
+// pad is n columns of indentation: spaces, or tabs in JSON indented with
+// them.
+func (s style) pad(n int) string {
+	if s.tabs {
+		return strings.Repeat("\t", max(n, 0))
 	}
-	return " "
+	return strings.Repeat(" ", max(n, 0))
 }
-
-// pad is n columns of indentation.
-func (ed *editor) pad(n int) string { return strings.Repeat(ed.indentChar(), max(n, 0)) }
 
 // shift indents every line of text but the first by n columns (less
 // when n < 0, as far as they are indented), blank lines left as they are.
-func (ed *editor) shift(text string, n int) string {
+func (s style) shift(text string, n int) string {
 	if n == 0 || !strings.Contains(text, "\n") {
 		return text
 	}
-	ch := ed.indentChar()
 	lines := strings.Split(text, "\n")
 	for i := 1; i < len(lines); i++ {
 		switch {
 		case n > 0 && strings.TrimSpace(lines[i]) != "":
-			lines[i] = ed.pad(n) + lines[i]
+			lines[i] = s.pad(n) + lines[i]
 		case n < 0:
-			indent := len(lines[i]) - len(strings.TrimLeft(lines[i], ch))
+			indent := len(lines[i]) - len(strings.TrimLeft(lines[i], s.pad(1)))
 			lines[i] = lines[i][min(-n, indent):]
 		}
 	}
@@ -48,14 +44,11 @@ func (ed *editor) shift(text string, n int) string {
 }
 
 // styleIn is the style for new values of a block mapping: block lists
-// indented as its own lists are, when it has any.
+// indented as its own lists were, when it had any.
 func (ed *editor) styleIn(m *node) style {
 	st := ed.st
-	for _, it := range m.items {
-		if v := it.val; v.kind == seqKind && !v.flow && v.at >= 0 && len(v.items) > 0 {
-			st.seqIn = v.col > ed.column(it.at)
-			break
-		}
+	if m.lists != 0 {
+		st.seqIn = m.lists > 0
 	}
 	return st
 }

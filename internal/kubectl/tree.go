@@ -40,6 +40,9 @@ type node struct {
 	col   int
 	shift int // columns its lines after the first move by (a moved item)
 	trail int // the length of its trailing bytes
+	// lists: a block mapping's block lists as read, indented under their
+	// keys (1) or not (-1); 0: it has none.
+	lists int
 	y     *yaml.Node
 	str   string // a string's value
 }
@@ -81,7 +84,7 @@ func (ed *editor) write(b *strings.Builder, n *node) {
 		out.WriteString(n.close)
 	}
 	if out != b {
-		b.WriteString(ed.shift(out.String(), n.shift))
+		b.WriteString(ed.st.shift(out.String(), n.shift))
 	}
 }
 
