@@ -1,6 +1,5 @@
 // inject's operations (JSON Patch: add, remove, replace, move) applied
-// to a document's tree; layout.go says where the bytes of what goes in
-// go, and how they look there.
+// to a document's tree; layout.go lays out what goes in.
 
 package kubectl
 
@@ -22,16 +21,11 @@ type editor struct {
 	st     style
 	format string            // of the kept texts of this document ("yaml:", "json:")
 	kept   map[string]string // source texts the record must keep, by place
-	// moved are the words of a list an op replaced, which later ops may
-	// put elsewhere (a command's words going in front of args): they keep
-	// their source text there.
-	moved []movedWord
+	moved  []movedWord       // words of replaced lists, for later ops (kept.go)
 }
 
 func newEditor(d *document, root *node) *editor {
-	text := d.raw
-	// Lines of the whole input: JSON documents start with the space
-	// after the one before.
+	text := d.raw // a JSON document starts with the spaces after the one before
 	first := d.line - strings.Count(text[:len(text)-len(strings.TrimLeft(text, " \t\r\n"))], "\n")
 	ed := &editor{lines: lines{text: text}, first: first, root: root, kept: map[string]string{}, format: "yaml:"}
 	if d.json {
@@ -42,20 +36,19 @@ func newEditor(d *document, root *node) *editor {
 }
 
 // finish is the document's text now.
-func (ed *editor) finish() (string, error) {
+func (ed *editor) finish() string {
 	var b strings.Builder
 	b.Grow(len(ed.text))
 	ed.write(&b, ed.root)
-	return b.String(), nil
+	return b.String()
 }
 
 // lineAt is the line of the whole input that holds off.
 func (ed *editor) lineAt(off int) int { return ed.first + strings.Count(ed.text[:off], "\n") }
 
 // resolve walks tokens from the root, marking the nodes on the way as
-// changed, and says which JSON collections on it are compact (when it
-// first comes by): those read on one line that hold something, and
-// everything inside one.
+// changed and, when it first comes by, compact: read on one line and
+// holding something, or inside one that is.
 func (ed *editor) resolve(tokens []string) (*node, error) {
 	n, compact := ed.root, ed.st.single
 	for i := 0; ; i++ {
@@ -174,10 +167,9 @@ func (ed *editor) rename(m *node, op inject.Op, from, to string) error {
 	return nil
 }
 
-// move moves item from of a list to path to, whose parent is target: a
-// list of the source, or an empty one an op added. The item keeps its
-// bytes, and the lines above and under it that belong to it, laid out
-// for its new list (relayout).
+// move moves item from of a list to path to, whose parent is target (a
+// list of the source, or an empty one an op added), with its bytes and
+// the lines above and under it that belong to it (relayout).
 func (ed *editor) move(from, to []string, target *node) error {
 	list, err := ed.resolve(from[:len(from)-1])
 	if err != nil || list.kind != seqKind {
@@ -195,8 +187,7 @@ func (ed *editor) move(from, to []string, target *node) error {
 		return fmt.Errorf("%q: not a list", to[len(to)-2])
 	}
 	if !list.flow && target.flow && target.at >= 0 && !ed.st.json && ed.text[target.at:target.end] == "[]" {
-		// A [] in block YAML: block lines replace it (and moving them
-		// out again gives [] back).
+		// A [] in block YAML becomes block lines ([] again when emptied).
 		if m, err := ed.resolve(to[:len(to)-2]); err == nil && m.kind == mapKind && !m.flow {
 			*target = *ed.emptyList(m)
 		}

@@ -191,23 +191,18 @@ func applyAll(p *parsed) (string, error) {
 		ops := inject.Prefixed(pd.prefix, pd.ops)
 		ed.kept = map[string]string{}
 		ed.peekKeep(ops[len(ops)-1]) // the record: it must know what it replaces
-		for _, op := range ops[:len(ops)-1] {
-			if err := ed.apply(op); err != nil {
+		for i := range ops {
+			if i == len(ops)-1 { // the record, with the texts the others replaced
+				ops[i] = inject.KeepText(ops, ed.kept)[i]
+				ops[i].Keep = "" // noted already
+			}
+			if err := ed.apply(ops[i]); err != nil {
 				return "", fmt.Errorf("%s: %w", pd.where, err)
 			}
 		}
-		last := inject.KeepText(ops, ed.kept)[len(ops)-1]
-		last.Keep = "" // noted already
-		if err := ed.apply(last); err != nil {
-			return "", fmt.Errorf("%s: %w", pd.where, err)
-		}
-		pd.applied = append(ops[:len(ops)-1:len(ops)-1], last)
+		pd.applied = ops
 	}
-	text, err := ed.finish()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", p.doc, err)
-	}
-	return text, nil
+	return ed.finish(), nil
 }
 
 // images are image configurations by platform, then by image.

@@ -25,26 +25,20 @@ const (
 // the space after its key's ':', otherwise the value itself) to its end.
 // A collection's bytes are open, then each item's, then close.
 type node struct {
-	kind  kind
-	flow  bool // {} [] (all of JSON)
-	dirty bool // changed: written from its items, not from text
-	// compact: JSON laid out on one line, where what goes in is written
-	// on one line too (resolve decides it).
-	compact     bool
+	kind        kind
+	flow        bool   // {} [] (all of JSON)
+	dirty       bool   // changed: written from its items, not from text
+	compact     bool   // JSON on one line: what goes in is too (resolve)
 	text        string // the bytes read (or a new value's)
 	open, close string
 	items       []*item
 	at, end     int // the value's bytes in the source; at < 0: a new value
-	// col is where new items go: in block style their column, in flow
-	// style their indentation (-1: none yet, the line's and a step).
-	col   int
-	shift int // columns its lines after the first move by (a moved item)
-	trail int // the length of its trailing bytes
-	// lists: a block mapping's block lists as read, indented under their
-	// keys (1) or not (-1); 0: it has none.
-	lists int
-	y     *yaml.Node
-	str   string // a string's value
+	col         int // new items' column (flow: indentation; -1: none yet)
+	shift       int // columns its lines after the first move by (a moved item)
+	trail       int // the length of its trailing bytes
+	lists       int // a block mapping's block lists: indented (1), not (-1), none (0)
+	y           *yaml.Node
+	str         string // a string's value
 }
 
 // item is a member or list item and the bytes around it: lead (in block
@@ -59,8 +53,8 @@ type item struct {
 	at                       int // its key's or '-''s offset in the source; -1: new
 }
 
-// write writes n's bytes to b: as read, unless it changed. A block list
-// left empty is [].
+// write writes n's bytes to b: as read, unless it changed ([] for a
+// block list left empty).
 func (ed *editor) write(b *strings.Builder, n *node) {
 	out := b
 	if n.shift != 0 { // written on its own, then re-indented
@@ -99,7 +93,6 @@ func (n *node) index(t string) int {
 	return slices.IndexFunc(n.items, func(it *item) bool { return n.kind == mapKind && it.key == t })
 }
 
-// trailing is what a block collection's bytes end with, as read, that is
-// no part of its value: the tail of its last item (and of that one's
-// last, and so on down). It stays when the value is replaced.
+// trailing is the tail of a block collection's last item, and of that
+// one's last, and so on down: it stays when the value is replaced.
 func trailing(n *node) string { return n.text[len(n.text)-n.trail:] }
