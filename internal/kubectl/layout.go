@@ -32,8 +32,8 @@ func (ed *editor) newItem(n *node, key string, v *node) *item {
 }
 
 // fresh is the value op writes for a member or item of n: its kept
-// source text, a moved word's text (in a list), or its value written as
-// n's neighbours are. An empty list is a list that items can go into.
+// source text, a moved word's text, or its value written as n's
+// neighbours are; an empty list one that items can go into.
 func (ed *editor) fresh(n *node, op inject.Op) *node {
 	text, kept := strings.CutPrefix(op.Text, ed.format)
 	if l, ok := op.Value.([]any); ok && len(l) == 0 && !kept {
@@ -65,8 +65,7 @@ func (ed *editor) render(n *node, v any) string {
 }
 
 // emptyList is a new empty list for a member or item of n: [] in flow
-// style; in block YAML a list whose items go on the lines below its key,
-// their '-' where n's lists have theirs.
+// style; in block YAML one whose '-' go where n's lists have theirs.
 func (ed *editor) emptyList(n *node) *node {
 	l := &node{kind: seqKind, at: -1, dirty: true, compact: n.compact, flow: n.flow, col: ed.indent(n) + ed.st.step}
 	if l.flow {
@@ -77,11 +76,9 @@ func (ed *editor) emptyList(n *node) *node {
 	return l
 }
 
-// insert puts it at position j of n. In flow style it takes a separator
-// (the first in an empty collection of pretty JSON a line of its own, as
-// the closing bracket does). In block style it goes before the next
-// item, and the lines above that one that belong to it (belongs; nil:
-// comment lines), or after the one before.
+// insert puts it at position j of n: in flow style with a separator; in
+// block style before the next item and the lines above it that belong to
+// it (belongs; nil: comment lines), or after the one before.
 func (ed *editor) insert(n *node, j int, it *item, belongs func(string) bool) error {
 	n.dirty = true
 	if n.flow {
@@ -112,9 +109,8 @@ func (ed *editor) insert(n *node, j int, it *item, belongs func(string) bool) er
 		}
 	}
 	if j == len(n.items) && j > 0 && !strings.HasSuffix(ed.text, "\n") {
-		// On the last line, without a line break: the last scalar before
-		// it must not take the line break into its value, as a block
-		// scalar does unless it strips it (|-, >-).
+		// After a last line without a line break: a block scalar there
+		// would take the new one into its value, unless it strips it (|-).
 		b := n.items[j-1].val
 		for !b.flow && len(b.items) > 0 {
 			b = b.items[len(b.items)-1].val
@@ -128,10 +124,9 @@ func (ed *editor) insert(n *node, j int, it *item, belongs func(string) bool) er
 }
 
 // sep is what goes between two items of the flow collection n: in pretty
-// JSON (a collection over lines, or an empty one with nothing between its
-// brackets) a line break and the items' indentation; before a moved item what
-// is between n's first two (a line break for one on a line of its own),
-// or the document's first flow collection's; otherwise ", ".
+// JSON a line break and the items' indentation; before a moved item what
+// is between n's first two, or the document's first flow collection's;
+// otherwise ", ".
 func (ed *editor) sep(n *node, moved bool) string {
 	switch {
 	case ed.st.json && !n.compact && (n.at < 0 || len(n.text) == 2 || strings.Contains(n.text, "\n")):
@@ -149,8 +144,8 @@ func (ed *editor) sep(n *node, moved bool) string {
 	return ", "
 }
 
-// firstSep is the separator between the first two items of the first
-// flow collection under n, in document order, written on one line.
+// firstSep is the one-line separator of the first flow collection under
+// n with two items.
 func firstSep(n *node, depth int) (string, bool) {
 	if n.flow && len(n.items) > 1 && !strings.Contains(n.items[1].lead, "\n") {
 		return n.items[1].lead, true
@@ -163,8 +158,7 @@ func firstSep(n *node, depth int) (string, bool) {
 	return "", false
 }
 
-// remove removes item i of n with its bytes; in block style the lines
-// above it stay.
+// remove removes item i of n; in block style the lines above it stay.
 func (ed *editor) remove(n *node, i int) error {
 	it := n.items[i]
 	if !n.flow && it.at >= 0 && !ed.own(it.at) {
@@ -174,10 +168,9 @@ func (ed *editor) remove(n *node, i int) error {
 	return nil
 }
 
-// cut takes item i out of n. In block style what its lead holds before k
-// stays where it was; in flow style the separator after it goes with it
-// (the one before it, for the last), and a collection of pretty JSON
-// left empty is [] or {} again.
+// cut takes item i out of n: in block style with its lead from k on, in
+// flow style with the separator after it (before it, for the last); pretty
+// JSON left empty is [] or {} again.
 func (ed *editor) cut(n *node, i, k int) {
 	n.dirty = true
 	it := n.items[i]
@@ -206,10 +199,9 @@ func (ed *editor) cut(n *node, i, k int) {
 	}
 }
 
-// above is where the lines at the end of lead that belong to what follows
-// it (belongs; nil: none) begin: the offset of the line break before
-// them, or -1 when lead has none (its item shares a line with what is
-// before it).
+// above is the offset of the line break before the lines at the end of
+// lead that belong to what follows (belongs; nil: none), or -1 when lead
+// has none.
 func above(lead string, belongs func(string) bool) int {
 	k := strings.LastIndexByte(lead, '\n')
 	for k >= 0 {
@@ -234,9 +226,8 @@ func (ed *editor) movable(col int) func(string) bool {
 	}
 }
 
-// relayout fits the item it, moved from list, to the list target: from
-// block style to block style re-indented whole, lines above and under it
-// and all; into flow style its value alone.
+// relayout fits the item it, moved from list, to the list target: block
+// to block re-indented whole, into flow style its value alone.
 func (ed *editor) relayout(it *item, list, target *node) error {
 	v := it.val
 	switch {

@@ -117,56 +117,49 @@ func (p *parsed) changes() bool {
 }
 
 // difference finds where two decoded values differ, as a JSON Pointer
-// after at. Numbers are equal when their values are.
+// after at (built only on the way out of a difference). Numbers are
+// equal when their values are.
 func difference(a, b any, at string) (string, bool) {
-	path, differ := differs(a, b)
-	if !differ {
-		return "", false
+	if path, differ := differs(a, b); differ {
+		return orRoot(at + path), true
 	}
-	for i := len(path) - 1; i >= 0; i-- { // path is innermost first
-		at += path[i]
-	}
-	return orRoot(at), true
+	return "", false
 }
 
-// differs is difference's walk: the path where a and b differ, innermost
-// token first, built only on the way out of a difference.
-func differs(a, b any) ([]string, bool) {
+func differs(a, b any) (string, bool) {
 	switch a := a.(type) {
 	case map[string]any:
 		b, ok := b.(map[string]any)
 		if !ok || len(a) != len(b) {
-			return nil, true
+			return "", true
 		}
-		var first string // the first key that differs, in order: the same place every time
-		var where []string
-		found := false
+		first, where, found := "", "", false // the first key that differs, in order
 		for k, va := range a {
 			vb, ok := b[k]
 			if !ok {
-				return nil, true
+				return "", true
 			}
 			if w, differ := differs(va, vb); differ && (!found || k < first) {
-				first, where, found = k, append(w, inject.Pointer(k)), true
+				first, where, found = k, inject.Pointer(k)+w, true
 			}
 		}
 		return where, found
 	case []any:
 		b, ok := b.([]any)
 		if !ok || len(a) != len(b) {
-			return nil, true
+			return "", true
 		}
 		for i := range a {
 			if where, differ := differs(a[i], b[i]); differ {
-				return append(where, "/"+strconv.Itoa(i)), true
+				return "/" + strconv.Itoa(i) + where, true
 			}
 		}
-		return nil, false
+		return "", false
 	case json.Number:
 		b, ok := b.(json.Number)
-		return nil, !ok || !sameNumber(a, b)
+		return "", !ok || !sameNumber(a, b)
 	}
-	return nil, a != b
+	return "", a != b
 }
 
 func orRoot(at string) string {
