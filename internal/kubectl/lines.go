@@ -7,26 +7,21 @@ import (
 	"unicode/utf8"
 )
 
-// lines finds lines in a document's text. The index of line starts,
-// which only turning yaml.v3's lines and columns into offsets needs, is
-// built once, on the first such call.
+// lines finds lines in a document's text.
 type lines struct {
 	text   string
-	starts []int
-	// at is the last offset found, and its line and column: yaml.v3's
-	// nodes come in order, so the next one on that line is counted from
-	// there, not from the line's start (a long line would cost its
-	// length squared).
+	starts []int // line starts as yaml.v3 counts them, built on first use
+	// at is the last offset found, and its line and column: the next one
+	// on that line is counted from there (yaml.v3's nodes come in order).
 	at, atLine, atCol int
 }
 
-// index builds the line starts as yaml.v3 counts lines.
 func (l *lines) index() {
 	text := l.text
 	l.starts = []int{0}
 	for i := 0; i < len(text); i++ {
 		if c := text[i]; c != '\n' && c != '\r' && c < 0xc2 {
-			continue // not the first byte of a break: the common case, cheaply
+			continue // the common case, cheaply
 		}
 		if n := yamlBreak(text[i:]); n > 0 {
 			l.starts = append(l.starts, i+n)
@@ -74,9 +69,8 @@ func (l *lines) offset(line, col int) int {
 	return off
 }
 
-// lineStart is the start of the line holding off; lineStop where it
-// ends: at its line break ("\r\n", "\n" or a lone "\r", as YAML and
-// kubectl read them), or the end of the text.
+// lineStart is the start of the line holding off; lineStop its end, at
+// "\r\n", "\n" or a lone "\r" (as YAML and kubectl read them).
 func (l *lines) lineStart(off int) int { return strings.LastIndexAny(l.text[:off], "\r\n") + 1 }
 
 func (l *lines) lineStop(off int) int {
@@ -87,7 +81,7 @@ func (l *lines) lineStop(off int) int {
 }
 
 // next is the start and the stop of the line after the one that stops
-// at stop (its start is the text's end when there is none).
+// at stop.
 func (l *lines) next(stop int) (int, int) {
 	start := stop + 1
 	if strings.HasPrefix(l.text[stop:], "\r\n") {
@@ -97,8 +91,7 @@ func (l *lines) next(stop int) (int, int) {
 	return start, l.lineStop(start)
 }
 
-// column is off's column in bytes; indentOf the indentation of its line
-// (spaces, or tabs in JSON indented with them).
+// column is off's column in bytes; indentOf its line's indentation.
 func (l *lines) column(off int) int { return off - l.lineStart(off) }
 
 func (l *lines) indentOf(off int) int {

@@ -1,6 +1,5 @@
 // Reading a YAML document into the editor's tree: yaml.v3's nodes, each
-// given the bytes it owns (yaml.v3 gives only where a node starts, so
-// the ends are found here).
+// given the bytes it owns (yaml.v3 says only where a node starts).
 
 package kubectl
 
@@ -13,21 +12,20 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// maxDepth bounds nesting in any document, so that reading one costs in
-// proportion to its size (a Pod template nests about 15 levels).
+// maxDepth bounds nesting (a Pod template nests about 15 levels).
 const maxDepth = 1000
 
 // errCannotEdit is a layout the editor does not edit in place.
 var errCannotEdit = errors.New("cannot edit in place")
 
-// refuse says that the editor cannot write into a layout: what it is, on
-// which line, and what the user can do instead.
+// refuse says what layout on which line the editor cannot write into,
+// and what the user can do instead.
 func refuse(line int, what, fix string) error {
 	return fmt.Errorf("line %d: %w: %s: %s", line, errCannotEdit, what, fix)
 }
 
-// readYAML builds the tree of a YAML document from yaml.v3's nodes; its
-// root owns the whole text.
+// readYAML builds the tree of a YAML document; its root owns the whole
+// text.
 func readYAML(text string, root *yaml.Node) (*node, error) {
 	l, n := &lines{text: text}, &node{}
 	if err := l.read(root, n, 0, 0, 0); err != nil {
@@ -74,8 +72,7 @@ func (l *lines) read(n *yaml.Node, v *node, slot, parentIndent, depth int) error
 }
 
 // collection reads the items of the mapping or list v.y, whose bytes
-// start at slot: in block style each one from the line break before it
-// to the end of its tail, in flow style from the separator before it.
+// start at slot: each from the line break or separator before it.
 func (l *lines) collection(v *node, slot, depth int) error {
 	n := v.y
 	v.kind, v.col, v.open = seqKind, -1, ""
@@ -87,8 +84,7 @@ func (l *lines) collection(v *node, slot, depth int) error {
 	if v.flow {
 		prev = v.at + 1
 	}
-	// The items and their values, each kind in one allocation.
-	count := len(n.Content) / step
+	count := len(n.Content) / step // items and values: one allocation each
 	items, vals := make([]item, count), make([]node, count)
 	v.items = make([]*item, count)
 	for i := range count {
@@ -170,18 +166,14 @@ func isEmptyNull(n *yaml.Node) bool {
 
 // colonAfter is the offset after the ':' that follows a key, or -1.
 func (l *lines) colonAfter(off int) int {
-	for off < len(l.text) && (l.text[off] == ' ' || l.text[off] == '\t') {
-		off++
-	}
-	if off < len(l.text) && l.text[off] == ':' {
-		return off + 1
+	if rest := strings.TrimLeft(l.text[off:], " \t"); strings.HasPrefix(rest, ":") {
+		return len(l.text) - len(rest) + 1
 	}
 	return -1
 }
 
-// tail is where the bytes of a block item whose value ends at end stop:
-// the rest of that line, and the comment lines below it indented past
-// col (blank lines between them too).
+// tail is where a block item whose value ends at end stops: the rest of
+// that line, and the comment (and blank) lines below indented past col.
 func (l *lines) tail(end, col int) int {
 	end = l.lineStop(end)
 	for start, stop := l.next(end); start < len(l.text); start, stop = l.next(stop) {
@@ -217,9 +209,7 @@ func (l *lines) scalarEnd(n *yaml.Node, start, parentIndent int) (int, error) {
 	return 0, refuse(n.Line, "a plain scalar over several lines", "quote it, or write it on one line")
 }
 
-// quotedEnd is the offset after the quoted scalar at start: double
-// quotes with backslash escapes, or single quotes in which a quote is
-// written twice; -1 when it does not end.
+// quotedEnd is the offset after the quoted scalar at start, or -1.
 func quotedEnd(text string, start int) int {
 	q := text[start]
 	for i := start + 1; i < len(text); i++ {
@@ -236,9 +226,8 @@ func quotedEnd(text string, start int) int {
 }
 
 // blockEnd is where the block scalar (| or >) at start, in a node
-// indented parentIndent, ends: at the line break of its last line. With
-// keep chomping (|+, >+) the blank lines after the text are part of the
-// value; otherwise they are not.
+// indented parentIndent, ends: at the line break of its last line, or
+// with keep chomping (|+) of its last blank line.
 func (l *lines) blockEnd(start, parentIndent int) int {
 	end := l.lineStop(start)
 	keep := strings.Contains(strings.Fields(l.text[start:end] + " ")[0], "+")
@@ -258,8 +247,7 @@ func (l *lines) blockEnd(start, parentIndent int) int {
 }
 
 // flowEnd is the offset after the closing bracket of the flow collection
-// at start, whose last item ends at from, past blanks, ',' and comments;
-// -1 without one.
+// at start whose last item ends at from, or -1.
 func (l *lines) flowEnd(start, from int) int {
 	for i := from; i < len(l.text) && strings.IndexByte("[{", l.text[start]) >= 0; i++ {
 		switch l.text[i] {

@@ -16,11 +16,9 @@ import (
 )
 
 // readJSON reads one JSON value into the editor's tree and into generic
-// values (numbers as json.Number), as kubectl reads it: encoding/json's
-// decoder reads the tokens (and decodes strings, escapes and all), its
-// InputOffset says where each ends. A key twice in one object is refused,
-// naming it and its line (counted from the value's first line). Depth is
-// bounded. The root owns the whole text.
+// values (numbers as json.Number), as kubectl reads it, with
+// encoding/json's tokens and their offsets. A key twice in one object is
+// refused, naming it and its line. The root owns the whole text.
 func readJSON(text string) (*node, any, error) {
 	r := &jsonReader{lines: lines{text: text}, lead: len(text) - len(strings.TrimLeft(text, " \t\r\n")), dec: json.NewDecoder(strings.NewReader(text))}
 	r.dec.UseNumber() // any number, however large, as it is written
@@ -55,9 +53,7 @@ func (r *jsonReader) value(depth int) (*node, any, error) {
 	if depth > maxDepth {
 		return nil, nil, r.errorf("nested more than %d levels", maxDepth)
 	}
-	// The token starts after the spaces, ',' or ':' that follow the
-	// last one.
-	start := int(r.dec.InputOffset())
+	start := int(r.dec.InputOffset()) // after the last token; then spaces, ',' or ':'
 	start += len(r.text[start:]) - len(strings.TrimLeft(r.text[start:], " \t\r\n,:"))
 	tok, err := r.dec.Token()
 	if err != nil {
@@ -123,8 +119,7 @@ func (r *jsonReader) value(depth int) (*node, any, error) {
 	return n, v, nil
 }
 
-// meaning is what a node of the source means, numbers as json.Number:
-// for JSON its own bytes, for YAML its value as yaml.v3 decodes it.
+// meaning is what a node of the source means, numbers as json.Number.
 func meaning(n *node) (any, error) {
 	if n.y == nil {
 		return decodeValue([]byte(n.text))
@@ -140,8 +135,7 @@ func meaning(n *node) (any, error) {
 	return decodeValue(js)
 }
 
-// byteOrderMark may start a file; kubectl drops it before reading YAML
-// or JSON.
+// byteOrderMark may start a file; kubectl drops it.
 const byteOrderMark = "\ufeff"
 
 // flowYAML says whether data, which starts with '{' but whose first
