@@ -130,8 +130,7 @@ func (ed *editor) member(m *node, op inject.Op, key string) error {
 	return ed.insert(m, inject.FieldIndex(keys, key), ed.newItem(m, key, ed.fresh(m, op)), nil)
 }
 
-// item applies an add, replace or remove op to item index (or "-", the
-// end) of the list l.
+// item applies an add, replace or remove op to item index (or "-") of l.
 func (ed *editor) item(l *node, op inject.Op, index string) error {
 	i, err := strconv.Atoi(index)
 	if index == "-" && op.Op == "add" {
@@ -148,8 +147,7 @@ func (ed *editor) item(l *node, op inject.Op, index string) error {
 	return ed.insert(l, i, ed.newItem(l, "", ed.fresh(l, op)), nil)
 }
 
-// rename applies a move op within the mapping m: member from becomes
-// member to, keeping its value's bytes.
+// rename applies a move op within the mapping m, the value's bytes kept.
 func (ed *editor) rename(m *node, op inject.Op, from, to string) error {
 	i := m.index(from)
 	if m.kind != mapKind || i < 0 || m.index(to) >= 0 {

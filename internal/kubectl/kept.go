@@ -14,8 +14,7 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// peekKeep notes, before op is applied, the source text it will replace
-// (see keep).
+// peekKeep notes, before op is applied, the source text it will replace.
 func (ed *editor) peekKeep(op inject.Op) {
 	tokens := inject.Tokens(op.Path)
 	if op.Keep == "" || len(tokens) == 0 || op.Op != "add" && op.Op != "replace" {
@@ -29,7 +28,7 @@ func (ed *editor) peekKeep(op inject.Op) {
 }
 
 // keep notes the source text of a member's value about to be replaced
-// when writing its value back would not give the same bytes.
+// unless writing the value back gives the same bytes.
 func (ed *editor) keep(place string, m *node, it *item) {
 	if place == "" || it.val.at < 0 || it.at < 0 {
 		return
@@ -40,8 +39,8 @@ func (ed *editor) keep(place string, m *node, it *item) {
 	}
 }
 
-// keepKey notes the source text of a key about to be renamed when
-// renaming it back would not spell it the same (escapes).
+// keepKey notes the source text of a key about to be renamed unless
+// renaming it back spells it the same.
 func (ed *editor) keepKey(place string, it *item) {
 	if place != "" && ed.keyLike(it.keyText, it.key) != it.keyText {
 		ed.kept[place] = ed.format + it.keyText
@@ -86,7 +85,7 @@ func (ed *editor) remember(old *node) {
 }
 
 // movedText is the source text of a moved word v for a new item of a
-// list (flow or block at dash column col), when it can stand there.
+// list (flow, or block with its '-' at col), when it can stand there.
 func (ed *editor) movedText(v any, flow bool, col int) (string, bool) {
 	i := slices.IndexFunc(ed.moved, func(w movedWord) bool { return v == any(w.value) })
 	if i < 0 {

@@ -1,13 +1,11 @@
-// The document's style, read once (deriveStyle), and the indentation
-// new and moved bytes get from it.
+// The document's style (deriveStyle) and the indentation of what goes in.
 
 package kubectl
 
 import "strings"
 
-// indent is where the items of n are indented: in block style its
-// column; in flow style that of the line of its first item, or of its
-// opening bracket's and a step.
+// indent is where the items of n are indented: its column, or its
+// opening bracket's line's and a step.
 func (ed *editor) indent(n *node) int {
 	if n.col >= 0 {
 		return n.col
@@ -15,8 +13,7 @@ func (ed *editor) indent(n *node) int {
 	return ed.indentOf(n.at) + ed.st.step
 }
 
-// pad is n columns of indentation: spaces, or tabs in JSON indented with
-// them.
+// pad is n columns of indentation (tabs in JSON indented with them).
 func (s style) pad(n int) string {
 	if s.tabs {
 		return strings.Repeat("\t", max(n, 0))
@@ -24,8 +21,8 @@ func (s style) pad(n int) string {
 	return strings.Repeat(" ", max(n, 0))
 }
 
-// shift indents every line of text but the first by n columns (less
-// when n < 0, as far as they are indented), blank lines left as they are.
+// shift indents every non-blank line of text but the first by n columns
+// (n < 0: as far as they are indented).
 func (s style) shift(text string, n int) string {
 	if n == 0 || !strings.Contains(text, "\n") {
 		return text
@@ -43,8 +40,8 @@ func (s style) shift(text string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// styleIn is the style for new values of a block mapping: block lists
-// indented as its own lists were, when it had any.
+// styleIn is the style for new values of a block mapping: lists
+// indented as its own were.
 func (ed *editor) styleIn(m *node) style {
 	st := ed.st
 	if m.lists != 0 {
