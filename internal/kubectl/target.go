@@ -21,14 +21,10 @@ import (
 	"github.com/job-signal/job-signal/internal/version"
 )
 
-// nativeSince is the first minor version of Kubernetes 1 with native
-// sidecars on by default (the SidecarContainers feature gate, beta in
-// 1.29, stable in 1.33).
-const nativeSince = 29
-
-// detectTimeout bounds asking the cluster what it offers: an unreachable
-// cluster is then an unknown one, not a hang.
-const detectTimeout = 10 * time.Second
+const (
+	nativeSince   = 29               // minor version with the SidecarContainers gate on by default
+	detectTimeout = 10 * time.Second // then the cluster is not known
+)
 
 var kubeVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.\d+)?([-+][0-9A-Za-z.+-]*)?$`)
 
@@ -57,17 +53,14 @@ func asksCluster(mode inject.Mode, kubeVersion string, offline bool) bool {
 	return mode != inject.ModePair && kubeVersion == "" && !offline
 }
 
-// detected is what asking the cluster gave: the cluster, or why it is
-// not known (no kubeconfig, not reachable).
+// detected is the cluster asked, or why it is not known.
 type detected struct {
 	cluster inject.Cluster
 	unknown string
 }
 
 // decideTarget is the target inject chooses forms for, from the flags
-// and, when asked (asksCluster), the cluster's answer; note is one line
-// for stderr when auto falls back to the pair for want of knowing the
-// cluster.
+// and the cluster's answer; note says why auto writes the pair.
 func decideTarget(mode inject.Mode, kubeVersion string, offline bool, asked detected) (target inject.Target, note string, err error) {
 	target.Mode = mode
 	switch {
@@ -91,9 +84,8 @@ func decideTarget(mode inject.Mode, kubeVersion string, offline bool, asked dete
 	return target, note, nil
 }
 
-// ask asks the cluster of the kubeconfig what it offers, within
-// detectTimeout; a cluster that cannot be reached, or does not let the
-// user ask (a dry-run Pod needs create on pods), is an unknown one.
+// ask asks the kubeconfig's cluster what it offers; one that cannot be
+// reached or does not let the user ask (create on pods) is not known.
 func (c Cluster) ask(ctx context.Context) detected {
 	config, namespace, why, err := c.config()
 	switch {
@@ -111,10 +103,9 @@ func (c Cluster) ask(ctx context.Context) detected {
 	return detected{cluster: cluster}
 }
 
-// config is the client configuration of the kubeconfig, as kubectl finds
-// it, and the namespace of the objects that name none. Without any
-// kubeconfig it is nil, and why says so; a kubeconfig that cannot be
-// used is an error.
+// config is the kubeconfig's client configuration, as kubectl finds it,
+// and the namespace of the objects that name none; nil and why without
+// any kubeconfig.
 func (c Cluster) config() (config *rest.Config, namespace, why string, err error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = c.Kubeconfig
@@ -147,8 +138,8 @@ func (o *Options) target() *inject.Target {
 	return &t
 }
 
-// reportForm says on stderr which form a changed template gets and why
-// (the reason names the form), unless the user asked for the pair.
+// reportForm says which form a changed template gets and why, unless
+// the user asked for the pair.
 func reportForm(stderr io.Writer, where string, mode inject.Mode, res inject.Result) {
 	if mode == "" || mode == inject.ModePair || len(res.Ops) == 0 || res.Reason == "" {
 		return
@@ -156,8 +147,8 @@ func reportForm(stderr io.Writer, where string, mode inject.Mode, res inject.Res
 	fmt.Fprintf(stderr, "note: %s: %s\n", where, res.Reason)
 }
 
-// target decides the form's target from the flags, asking the cluster
-// when they leave it open; note says why auto writes the pair.
+// target decides the target from the flags, asking the cluster when
+// they leave it open.
 func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
 	mode, err := inject.ParseMode(c.Mode)
 	if err != nil {
@@ -167,12 +158,11 @@ func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
 	if asksCluster(mode, c.KubeVersion, c.Offline) {
 		asked = Cluster{c.Kubeconfig, c.Context, c.Namespace}.ask(ctx)
 	}
-	target, note, err := decideTarget(mode, c.KubeVersion, c.Offline, asked)
-	return target, note, err
+	return decideTarget(mode, c.KubeVersion, c.Offline, asked)
 }
 
 // noteTarget says, once, why the cluster was not known, when some
-// template changed (and err does not stop the run anyway).
+// template changed and err does not stop the run.
 func noteTarget(stderr io.Writer, opts *Options, pods []*pod, err error) {
 	if err == nil && opts.TargetNote != "" && slices.ContainsFunc(pods, func(p *pod) bool { return len(p.ops) > 0 }) {
 		fmt.Fprintln(stderr, "note:", opts.TargetNote)
