@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -40,11 +41,7 @@ func parseKubeVersion(s string) (inject.Cluster, error) {
 	if major != 1 {
 		return inject.Cluster{}, fmt.Errorf("--kube-version %q: only Kubernetes 1.x is known", s)
 	}
-	v := s
-	if v[0] != 'v' {
-		v = "v" + v
-	}
-	return inject.Cluster{Known: true, NativeSidecars: minor >= nativeSince, Version: v}, nil
+	return inject.Cluster{Known: true, NativeSidecars: minor >= nativeSince, Version: "v" + strings.TrimPrefix(s, "v")}, nil
 }
 
 // asksCluster says whether the form needs the cluster asked: not with
