@@ -166,8 +166,11 @@ func isEmptyNull(n *yaml.Node) bool {
 
 // colonAfter is the offset after the ':' that follows a key, or -1.
 func (l *lines) colonAfter(off int) int {
-	if rest := strings.TrimLeft(l.text[off:], " \t"); strings.HasPrefix(rest, ":") {
-		return len(l.text) - len(rest) + 1
+	for off < len(l.text) && (l.text[off] == ' ' || l.text[off] == '\t') {
+		off++
+	}
+	if off < len(l.text) && l.text[off] == ':' {
+		return off + 1
 	}
 	return -1
 }
