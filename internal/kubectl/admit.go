@@ -32,10 +32,6 @@ type admission struct {
 	changed bool                           // some template is changed
 }
 
-func newAdmission(ctx context.Context, opts *Options) *admission {
-	return &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
-}
-
 // check checks p's changes, and may fit the install container.
 func (a *admission) check(p *pod) error {
 	if len(p.ops) == 0 {

@@ -144,7 +144,7 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		}
 		return err
 	})
-	a := newAdmission(ctx, opts)
+	a := &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
 	for i, p := range pods {
 		if errs[i] != nil {
 			errs[i] = fmt.Errorf("%s: %w", p.where, errs[i])
