@@ -21,12 +21,10 @@ type LimitRangeReader func(ctx context.Context, namespace string) ([]corev1.Limi
 // apiTimeout bounds reading a namespace's LimitRanges.
 const apiTimeout = 30 * time.Second
 
-// admission checks what inject's changes make of each template against
-// what the API server checks when the Pod is created, by the webhook's
-// rules (shared in inject): the install init container fitted into the
-// namespace's LimitRanges (when they can be read), the total size of the
-// annotations. A template that would be refused is an error naming why,
-// rather than output that kubectl apply fails on.
+// admission checks each changed template as the API server will check
+// its Pods, by the webhook's rules: the install init container fitted
+// into the namespace's LimitRanges (when they can be read), the size of
+// the annotations.
 type admission struct {
 	ctx     context.Context
 	opts    *Options
@@ -34,12 +32,7 @@ type admission struct {
 	changed bool                           // some template is changed
 }
 
-func newAdmission(ctx context.Context, opts *Options) *admission {
-	return &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
-}
-
-// check checks p's changes, and may change how the install container
-// is written.
+// check checks p's changes, and may fit the install container.
 func (a *admission) check(p *pod) error {
 	if len(p.ops) == 0 {
 		return nil
@@ -68,10 +61,7 @@ func (a *admission) check(p *pod) error {
 }
 
 // readTyped reads p's template as the API server reads it, for check:
-// for all changed templates at once, before they are checked in order.
-// whole: all of it, for the LimitRange fitting; else its metadata, all
-// the annotations' check needs (and what the API server would refuse of
-// it is refused alike).
+// whole for the LimitRange fitting, else its metadata alone.
 func (p *pod) readTyped(whole bool) error {
 	obj := p.obj
 	if !whole {
@@ -87,8 +77,8 @@ func (p *pod) readTyped(whole bool) error {
 	return kjson.UnmarshalCaseSensitivePreserveInts(p.raw, &p.before)
 }
 
-// done says, once, what could not be checked, unless err (of the whole
-// run) stops it anyway; it returns err.
+// done says, once, what could not be checked unless err stops the run;
+// it returns err.
 func (a *admission) done(stderr io.Writer, err error) error {
 	if err == nil && a.changed && a.opts.LimitRanges == nil && a.opts.Unchecked != "" {
 		fmt.Fprintf(stderr, "note: LimitRanges not checked (%s): where one has a min, a max or a maxLimitRequestRatio that the %s init container's resources do not meet, the API server refuses these Pods\n",
@@ -97,17 +87,14 @@ func (a *admission) done(stderr io.Writer, err error) error {
 	return err
 }
 
-// Cluster is how the plugin reaches the API server: as kubectl does, with
-// the kubeconfig (Kubeconfig, else $KUBECONFIG, else ~/.kube/config, or
-// the Pod's account when run in one), its Context, and Namespace for the
-// objects that name none (else the context's).
+// Cluster is how the plugin reaches the API server, as kubectl does:
+// the kubeconfig, its context, and the namespace of objects that name none.
 type Cluster struct {
 	Kubeconfig, Context, Namespace string
 }
 
-// limitRanges connects to the cluster. Without any kubeconfig it returns
-// no reader, and why, for the note; a kubeconfig that cannot be used is
-// an error.
+// limitRanges connects to the cluster: no reader, and why, without any
+// kubeconfig.
 func (c Cluster) limitRanges() (read LimitRangeReader, namespace, unchecked string, err error) {
 	config, namespace, unchecked, err := c.config() // target.go
 	if err != nil || config == nil {

@@ -8,9 +8,8 @@ import (
 )
 
 // checkAliases names where a document's aliases expand to far more nodes
-// than it has (a "billion laughs" alias bomb), which kubectl's reader
-// refuses without saying where. It counts with memoisation, so the check
-// itself is linear in the document.
+// than it has (an alias bomb), which kubectl's reader refuses without
+// saying where; in time linear in the document.
 func checkAliases(root *yaml.Node) error {
 	memo := map[*yaml.Node]int{}
 	size := expandedSize(root, memo, 0)
@@ -18,8 +17,7 @@ func checkAliases(root *yaml.Node) error {
 	if size <= limit {
 		return nil
 	}
-	// Go down while one child alone is over the limit: the node where the
-	// children add up past it is where the aliases multiply.
+	// Down while one child alone is over the limit.
 	n, path := root, ""
 	for next := n; next != nil; {
 		n, next = next, nil
@@ -42,9 +40,7 @@ func checkAliases(root *yaml.Node) error {
 	return fmt.Errorf("%s (line %d): YAML aliases expand to more than %d nodes (an alias bomb?); write the values out", orRoot(path), n.Line, limit)
 }
 
-// expandedSize is the number of nodes n stands for once aliases are
-// replaced by what they name. A cycle (which yaml.v3 does not build) is
-// cut by depth.
+// expandedSize is the number of nodes n stands for, aliases expanded.
 func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, depth int) int {
 	if n == nil || depth > 10000 {
 		return 1

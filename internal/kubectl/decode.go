@@ -19,8 +19,8 @@ import (
 )
 
 // parse reads a document as kubectl does and decides each of its Pod
-// templates for target (target nil: uninject, which decides the changes
-// too). nil for a document without templates.
+// templates for target (nil: uninject, with its changes); nil for a
+// document without templates.
 func parse(d *document, target *inject.Target) (*parsed, []string, error) {
 	v, err := decode(d, true)
 	if err != nil && !holdsTemplates(d) {
@@ -32,8 +32,7 @@ func parse(d *document, target *inject.Target) (*parsed, []string, error) {
 	return parseDecoded(d, v, target)
 }
 
-// parseDecoded is parse of a document decoded already: v is its meaning.
-// target nil: uninject.
+// parseDecoded is parse of a document whose meaning is v.
 func parseDecoded(d *document, v any, target *inject.Target) (*parsed, []string, error) {
 	templates, notes, err := findTemplates(d, v, "", "", "")
 	if err != nil || len(templates) == 0 {
@@ -66,12 +65,10 @@ func parseDecoded(d *document, v any, target *inject.Target) (*parsed, []string,
 	return p, notes, errors.Join(errs...)
 }
 
-// decode reads a document the way kubectl reads it: a JSON value with
-// encoding/json, YAML as sigs.k8s.io/yaml (the reader under apimachinery's
-// YAML-or-JSON decoder) reads it. Strict, a key twice in one mapping is
-// refused, naming it and its line, since kubectl keeps the last and other
-// readers the first. v is the document's meaning as generic values
-// (numbers as json.Number); nil for a document with nothing but comments.
+// decode reads a document as kubectl does: JSON with encoding/json, YAML
+// as sigs.k8s.io/yaml does. Strict, a key twice in one mapping is refused
+// (kubectl keeps the last, other readers the first). v is its meaning,
+// numbers as json.Number; nil for a document with nothing but comments.
 func decode(d *document, strict bool) (v any, err error) {
 	switch {
 	case d.json && strict:
@@ -91,10 +88,8 @@ func decode(d *document, strict bool) (v any, err error) {
 }
 
 // kubectlText is a YAML document's text as kubectl hands it to the YAML
-// parser: apimachinery's YAMLReader reads it a line at a time with
-// bufio's ReadLine, and ends each line with "\n": one that ended with
-// "\r\n" too, and the last one. (TestDocumentsAsKubectl holds this to
-// that reader.)
+// parser: apimachinery's YAMLReader ends every line with "\n", the last
+// and those that ended with "\r\n" too (TestDocumentsAsKubectl).
 func kubectlText(raw string) []byte {
 	text := strings.ReplaceAll(raw, "\r\n", "\n")
 	if text != "" && !strings.HasSuffix(text, "\n") {
@@ -103,9 +98,8 @@ func kubectlText(raw string) []byte {
 	return []byte(text)
 }
 
-// yamlValue reads YAML as sigs.k8s.io/yaml does for kubectl, yaml.v2 then
-// its conversion to what JSON can hold (keys as strings), but gives the
-// values straight away instead of writing them as JSON and reading that.
+// yamlValue reads YAML as sigs.k8s.io/yaml does for kubectl (yaml.v2,
+// then jsonable), without writing JSON and reading it back.
 func yamlValue(raw []byte, strict bool) (any, error) {
 	var v any
 	unmarshal := yamlv2.Unmarshal
@@ -166,8 +160,7 @@ func jsonable(v any) (any, error) {
 	return decodeValue(b)
 }
 
-// decodeValue reads one JSON value, numbers as json.Number (as exact as
-// the text).
+// decodeValue reads one JSON value, numbers as json.Number.
 func decodeValue(js []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.UseNumber()
@@ -186,8 +179,8 @@ var (
 	templateMark  = regexp.MustCompile(`\{\{-?\s*[-.$a-zA-Z/(]`)
 )
 
-// yamlError turns the YAML reader's error about d into one line that
-// names the line in the whole input and what to do.
+// yamlError is the YAML reader's error about d on one line, naming the
+// line in the whole input and what to do.
 func yamlError(d *document, err error) error {
 	msg := err.Error()
 	if m := duplicateYAML.FindStringSubmatch(msg); m != nil {
@@ -216,8 +209,8 @@ func jsonError(d *document, err error) error {
 	return nil
 }
 
-// twice is the refusal of a key twice in one mapping or object (key as
-// the reader quotes it).
+// twice refuses a key (quoted as the reader quotes it) twice in one
+// mapping or object.
 func twice(key, in string, line int) error {
 	return fmt.Errorf("key %s is twice in one %s (line %d): kubectl keeps the last, other readers the first; keep one", key, in, line)
 }

@@ -21,7 +21,7 @@ func editText(t *testing.T, text string, json bool, ops ...inject.Op) (string, e
 			return "", err
 		}
 	}
-	return ed.finish()
+	return ed.finish(), nil
 }
 
 func remove(path string) inject.Op { return inject.Op{Op: "remove", Path: path} }

@@ -12,8 +12,7 @@ import (
 	"sync"
 )
 
-// Limits on what inject reads. The API server takes objects up to 3 MiB
-// (etcd 1.5 MiB); a document many times that is a mistake or an attack.
+// Limits on what inject reads: the API server takes objects up to 3 MiB.
 const (
 	MaxDocument = 16 << 20
 	MaxInput    = 256 << 20
@@ -31,9 +30,8 @@ type document struct {
 func (d *document) String() string { return fmt.Sprintf("document %d (line %d)", d.index, d.line) }
 
 // readDocuments splits the input into documents: a YAML stream separated
-// by "---" lines, or, when it starts with '{', a stream of JSON values.
-// A byte-order mark is not part of the first document (kubectl drops it)
-// but is written back before it.
+// by "---" lines, or, when it starts with '{', a stream of JSON values. A
+// byte-order mark is no part of the first document, but written back.
 func readDocuments(r io.Reader) ([]*document, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxInput+1))
 	if err != nil {
@@ -88,9 +86,8 @@ func splitYAML(data []byte) ([]*document, error) {
 	return docs, nil
 }
 
-// splitJSON splits a stream of JSON values; each document keeps the
-// bytes before it (and the last one those after it), so that writing the
-// documents back gives the input.
+// splitJSON splits a stream of JSON values, each with the bytes before
+// it (the last one also those after it).
 func splitJSON(data []byte) ([]*document, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var docs []*document
@@ -144,8 +141,7 @@ func absoluteLines(d *document, err error) string {
 }
 
 // forEach calls f(0) ... f(n-1), as many at once as there are CPUs, and
-// returns their errors in order: documents are read, edited and checked
-// each on its own.
+// returns their errors in order.
 func forEach(n int, f func(i int) error) []error {
 	errs := make([]error, n)
 	next := make(chan int)

@@ -9,28 +9,20 @@ import (
 	"sync/atomic"
 )
 
-// The plugin reads every document, decodes it twice (kubectl's reader and
-// the editor's) and reads each edited one back twice more, so most of
-// what it allocates is garbage within one document. Go's default
-// collector (GOGC=100) starts a cycle each time the heap doubles, which on
-// a small live heap is often: a fifth of the plugin's CPU went to
-// collecting. On a small input the collector instead runs only when the
-// heap nears a fixed limit: 6 cycles for 1,000 Jobs, against 10 with
-// GOGC=400 (a peak of 130 MB) and 36 with the default (65 MB), at a peak
-// of about 110 MB. A document of many small nodes can hold a live heap
-// near that limit, where the collector would run back to back: once the
-// live heap passes half the limit, the proportional rule (GOGC=400) takes
-// over. On a large input the default stays.
+// Most of what the plugin allocates is garbage within one document. A
+// small input is collected only near a fixed heap limit, not each time
+// the heap doubles; once the live heap passes half that limit, GOGC=400
+// takes over, lest the collector run back to back. A large input, or a
+// user's GOGC or GOMEMLIMIT, keeps the runtime's rule. The figures are
+// in this file's commit messages and BENCHMARKS.md.
 
-// smallInput is the largest input collected at the limit.
-const smallInput = 1 << 20
+const (
+	smallInput = 1 << 20   // the largest input collected at the limit
+	smallLimit = 100 << 20 // that limit
+)
 
-// smallLimit is the heap at which a small input's run collects.
-const smallLimit = 100 << 20
-
-// gcLimit is the memory limit for an input of size bytes, given the GOGC
-// and GOMEMLIMIT the user set ("" for none): 0 leaves the runtime's
-// settings (the user's, or the default).
+// gcLimit is the memory limit for an input of size bytes given the
+// user's GOGC and GOMEMLIMIT; 0 leaves the runtime's settings.
 func gcLimit(size int, userGOGC, userLimit string) int64 {
 	if userGOGC != "" || userLimit != "" || size > smallInput {
 		return 0
@@ -38,23 +30,20 @@ func gcLimit(size int, userGOGC, userLimit string) int64 {
 	return smallLimit
 }
 
-// tooLive says whether a live heap of live bytes leaves a memory limit
-// too little room: collection at the limit would run ever more often.
+// tooLive says whether a live heap leaves the limit too little room.
 func tooLive(live, limit int64) bool { return live > limit/2 }
 
-// tuneGC sets the collector for an input of size bytes.
 func tuneGC(size int) {
 	if limit := gcLimit(size, os.Getenv("GOGC"), os.Getenv("GOMEMLIMIT")); limit > 0 {
 		collectAt(limit)
 	}
 }
 
-// watching says that a cleanup is armed to look at the live heap after
-// the next cycle.
+// watching: a cleanup is armed to look at the live heap after a cycle.
 var watching atomic.Bool
 
-// collectAt has the collector run at limit, and, after each cycle, hands
-// it back to GOGC=400 once the live heap is tooLive for the limit then.
+// collectAt collects at limit until, after some cycle, the live heap is
+// tooLive for it: then at GOGC=400.
 func collectAt(limit int64) {
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(limit)

@@ -14,55 +14,47 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// peekKeep notes, before op is applied, the source text it will replace
-// (see keep).
+// peekKeep notes, before op is applied, the source text it will replace.
 func (ed *editor) peekKeep(op inject.Op) {
 	tokens := inject.Tokens(op.Path)
 	if op.Keep == "" || len(tokens) == 0 || op.Op != "add" && op.Op != "replace" {
 		return
 	}
-	parent, err := ed.resolve(tokens[:len(tokens)-1])
-	if err != nil || parent.src == nil || parent.src.kind != mapKind {
-		return
-	}
-	if i := parent.find(tokens[len(tokens)-1]); i >= 0 {
-		ed.keep(op.Keep, parent, parent.kids[i])
+	if m, err := ed.resolve(tokens[:len(tokens)-1]); err == nil && m.kind == mapKind {
+		if i := m.index(tokens[len(tokens)-1]); i >= 0 {
+			ed.keep(op.Keep, m, m.items[i])
+		}
 	}
 }
 
-// keep notes the source text of a value about to be replaced when
-// writing its value back would not give the same bytes.
-func (ed *editor) keep(place string, parent *enode, e *entry) {
-	if place == "" || e.val.src == nil || e.src < 0 {
+// keep notes the source text of a member's value about to be replaced
+// unless writing the value back gives the same bytes.
+func (ed *editor) keep(place string, m *node, it *item) {
+	if place == "" || it.val.at < 0 || it.at < 0 {
 		return
 	}
-	old := e.val.src
-	v, err := meaning(ed.text, old)
-	if err != nil {
-		return
-	}
-	from, rendered := ed.replacement(v, parent.src, e.src)
-	if src := ed.text[from:old.end]; rendered != src {
-		ed.kept[place] = ed.format + src
-	}
-}
-
-// keepKey notes the source text of a key about to be renamed when
-// renaming it back would not spell it the same (escapes).
-func (ed *editor) keepKey(place string, k *snode) {
-	if text := ed.text[k.start:k.end]; place != "" && ed.keyLike(k, k.str) != text {
+	text := strings.TrimSuffix(it.val.text, trailing(it.val))
+	if v, err := meaning(it.val); err == nil && ed.render(m, v) != text {
 		ed.kept[place] = ed.format + text
 	}
 }
 
-// keyLike writes key quoted as the source key k is: renaming "command"
-// gives "args", and renaming it back gives "command" again.
-func (ed *editor) keyLike(k *snode, key string) string {
+// keepKey notes the source text of a key about to be renamed unless
+// renaming it back spells it the same.
+func (ed *editor) keepKey(place string, it *item) {
+	if place != "" && ed.keyLike(it.keyText, it.key) != it.keyText {
+		ed.kept[place] = ed.format + it.keyText
+	}
+}
+
+// keyLike writes key quoted as the key was: renaming "command" gives
+// "args", and renaming it back gives "command" again.
+func (ed *editor) keyLike(was, key string) string {
 	switch {
 	case ed.st.json:
-	case k.style&yaml.DoubleQuotedStyle != 0:
+	case strings.HasPrefix(was, `"`):
 		return strconv.Quote(key)
-	case k.style&yaml.SingleQuotedStyle != 0 && !strings.Contains(key, "'") && printable(key):
+	case strings.HasPrefix(was, "'") && !strings.Contains(key, "'") && printable(key):
 		return "'" + key + "'"
 	}
 	return ed.st.key(key)
@@ -75,25 +67,25 @@ type movedWord struct {
 }
 
 // remember notes the words of a source list about to be replaced.
-func (ed *editor) remember(old *enode) {
-	src := old.src
-	if src == nil || src.kind != seqKind {
+func (ed *editor) remember(old *node) {
+	if old.at < 0 || old.kind != seqKind {
 		return
 	}
-	for i, w := range src.kids {
-		if w.kind != scalarKind || w.y != nil && w.y.ShortTag() != "!!str" || w.y == nil && ed.text[w.start] != '"' {
+	for _, it := range old.items {
+		w := it.val
+		if w.kind != scalarKind || w.at < 0 || w.y != nil && w.y.ShortTag() != "!!str" || w.y == nil && !strings.HasPrefix(w.text, `"`) {
 			continue
 		}
-		mw := movedWord{value: w.str, text: ed.text[w.start:w.end], style: w.style}
-		if !src.flow {
-			mw.col = ed.column(src.dash[i])
+		mw := movedWord{value: w.str, text: ed.text[w.at:w.end], col: ed.column(it.at)}
+		if w.y != nil {
+			mw.style = w.y.Style
 		}
 		ed.moved = append(ed.moved, mw)
 	}
 }
 
 // movedText is the source text of a moved word v for a new item of a
-// list (flow or block at dash column col), when it can stand there.
+// list (flow, or block with its '-' at col), when it can stand there.
 func (ed *editor) movedText(v any, flow bool, col int) (string, bool) {
 	i := slices.IndexFunc(ed.moved, func(w movedWord) bool { return v == any(w.value) })
 	if i < 0 {
@@ -105,7 +97,7 @@ func (ed *editor) movedText(v any, flow bool, col int) (string, bool) {
 	case flow && (block || strings.Contains(w.text, "\n") || w.style == 0 && !safePlain(w.value, true)):
 		return "", false
 	case block:
-		w.text = ed.shift(w.text, col-w.col)
+		w.text = ed.st.shift(w.text, col-w.col)
 	}
 	ed.moved = slices.Delete(ed.moved, i, i+1)
 	return w.text, true

@@ -7,27 +7,21 @@ import (
 	"unicode/utf8"
 )
 
-// lines finds lines in a document's text. The index of line starts,
-// which only turning yaml.v3's lines and columns into offsets needs, is
-// built once, on the first such call.
+// lines finds lines in a document's text.
 type lines struct {
 	text   string
-	starts []int
-	// at is the last offset found, and its line and column: yaml.v3's
-	// nodes come in order, so the next one on that line is counted from
-	// there, not from the line's start (a long line would cost its
-	// length squared).
+	starts []int // line starts as yaml.v3 counts them, built on first use
+	// at is the last offset found, and its line and column: the next one
+	// on that line is counted from there (yaml.v3's nodes come in order).
 	at, atLine, atCol int
-	arena             *arena // of the tree being read (parse.go)
 }
 
-// index builds the line starts as yaml.v3 counts lines.
 func (l *lines) index() {
 	text := l.text
 	l.starts = []int{0}
 	for i := 0; i < len(text); i++ {
 		if c := text[i]; c != '\n' && c != '\r' && c < 0xc2 {
-			continue // not the first byte of a break: the common case, cheaply
+			continue // the common case, cheaply
 		}
 		if n := yamlBreak(text[i:]); n > 0 {
 			l.starts = append(l.starts, i+n)
@@ -75,18 +69,37 @@ func (l *lines) offset(line, col int) int {
 	return off
 }
 
-// lineStart is the start of the line holding off; lineEnd the offset after
-// its newline (or the end of the text).
-func (l *lines) lineStart(off int) int { return strings.LastIndexByte(l.text[:off], '\n') + 1 }
+// lineStart is the start of the line holding off; lineStop its end, at
+// "\r\n", "\n" or a lone "\r" (as YAML and kubectl read them).
+func (l *lines) lineStart(off int) int { return strings.LastIndexAny(l.text[:off], "\r\n") + 1 }
 
-func (l *lines) lineEnd(off int) int {
-	if i := strings.IndexByte(l.text[off:], '\n'); i >= 0 {
-		return off + i + 1
+func (l *lines) lineStop(off int) int {
+	if i := strings.IndexAny(l.text[off:], "\r\n"); i >= 0 {
+		return off + i
 	}
 	return len(l.text)
 }
 
-// onlySpaceBefore says whether off is the first non-blank of its line.
-func (l *lines) onlySpaceBefore(off int) bool {
+// next is the start and the stop of the line after the one that stops
+// at stop.
+func (l *lines) next(stop int) (int, int) {
+	start := stop + 1
+	if strings.HasPrefix(l.text[stop:], "\r\n") {
+		start++
+	}
+	start = min(start, len(l.text))
+	return start, l.lineStop(start)
+}
+
+// column is off's column in bytes; indentOf its line's indentation.
+func (l *lines) column(off int) int { return off - l.lineStart(off) }
+
+func (l *lines) indentOf(off int) int {
+	line := l.text[l.lineStart(off):]
+	return len(line) - len(strings.TrimLeft(line, " \t"))
+}
+
+// own says whether off is the first non-blank of its line.
+func (l *lines) own(off int) bool {
 	return strings.TrimLeft(l.text[l.lineStart(off):off], " ") == ""
 }

@@ -10,8 +10,7 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// template is one Pod template found in a document: an object with
-// metadata (annotations) and spec (a PodSpec), as kubectl reads it.
+// template is one Pod template found in a document, as kubectl reads it.
 type template struct {
 	doc    *document
 	where  string         // "document 2 (line 14), Job nightly-export, spec.template"
@@ -24,20 +23,17 @@ type template struct {
 	exitCodeRules string
 }
 
-// neverComplete are the kinds whose Pods are restarted when they end, so
-// job-signal has nothing to do there; inject says so on stderr.
+// neverComplete are the kinds whose Pods are restarted when they end.
 var neverComplete = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "ReplicationController": true}
 
-// podKinds are the kinds that hold a Pod template, by API group, and the
-// path to it.
+// podKinds are the kinds that hold a Pod template, and the path to it.
 var podKinds = map[string][]string{
 	"Pod":     nil,
 	"Job":     {"spec", "template"},
 	"CronJob": {"spec", "jobTemplate", "spec", "template"},
 }
 
-// ours says whether apiVersion is Kubernetes' own group for kind: a Job of
-// another API group (batch.volcano.sh) is someone else's object.
+// ours says whether apiVersion is Kubernetes' own group for kind.
 func ours(kind, apiVersion string) bool {
 	if kind == "Pod" {
 		return apiVersion == "v1" || apiVersion == ""
@@ -45,9 +41,9 @@ func ours(kind, apiVersion string) bool {
 	return apiVersion == "" || strings.HasPrefix(apiVersion, "batch/")
 }
 
-// findTemplates returns the Pod templates of the object root (a Job,
-// CronJob, Pod or a List of them), and notes for kinds passed through.
-// implied is the kind of an item of a typed list, which may leave it out.
+// findTemplates returns the Pod templates of the object v (a Job,
+// CronJob, Pod or a List of them), and notes for kinds passed through;
+// implied is the kind of an item of a typed list.
 func findTemplates(d *document, v any, where, pointer, implied string) (found []template, notes []string, err error) {
 	root, isObject := v.(map[string]any)
 	if !isObject {
@@ -101,8 +97,7 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 	return []template{{doc: d, where: where, obj: obj, prefix: pointer + inject.Pointer(path...), namespace: namespace, exitCodeRules: rules}}, nil, nil
 }
 
-// findInList looks into items. A typed list (JobList, PodList...) holds
-// one kind only; a List may mix them, as kubectl get writes it.
+// findInList looks into items: a typed list holds one kind, a List any.
 func findInList(d *document, root map[string]any, kind, where, pointer string) (found []template, notes []string, err error) {
 	if root["items"] == nil {
 		return nil, nil, nil
@@ -134,12 +129,10 @@ func findInList(d *document, root map[string]any, kind, where, pointer string) (
 	return found, notes, nil
 }
 
-// shown is a name from the document as a message shows it: on one line
-// (a name may hold a line break), at most as long as a Kubernetes name.
+// shown is a name from the document on one line, at most 253 bytes.
 func shown(s string) string { return inject.OneLine(s, 253) }
 
-// mapValue is the object at key of obj; nil if it is missing or not an
-// object.
+// mapValue is the object at key of obj, or nil.
 func mapValue(obj map[string]any, key string) map[string]any {
 	v, _ := obj[key].(map[string]any)
 	return v
@@ -164,7 +157,7 @@ func exitCodeRules(jobSpec map[string]any) (string, error) {
 	return inject.ExitCodeRulesOf(&policy), nil
 }
 
-// scalar is the string at key of obj; "" if it is missing or not a string.
+// scalar is the string at key of obj, or "".
 func scalar(obj map[string]any, key string) string {
 	s, _ := obj[key].(string)
 	return s

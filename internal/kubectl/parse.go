@@ -1,10 +1,10 @@
-// Reading a YAML document into the tree the editor works on: yaml.v3's
-// nodes, with the byte span of each (yaml.v3 gives only where a node
-// starts, so the ends are found here).
+// Reading a YAML document into the editor's tree: yaml.v3's nodes, each
+// given the bytes it owns (yaml.v3 says only where a node starts).
 
 package kubectl
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,142 +12,151 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// maxDepth bounds nesting in any document, so that reading one costs in
-// proportion to its size (a Pod template nests about 15 levels).
+// maxDepth bounds nesting (a Pod template nests about 15 levels).
 const maxDepth = 1000
-
-type kind int
-
-const (
-	scalarKind kind = iota
-	mapKind
-	seqKind
-)
-
-// snode is a node of a source document with the bytes it spans: the one
-// tree the editor works on, for YAML and for JSON.
-type snode struct {
-	kind       kind
-	flow       bool // flow style: {} [] (always, in JSON)
-	start, end int  // the value's bytes, end exclusive
-	// A mapping's keys and values, a sequence's items (kids).
-	keys, kids []*snode
-	// dash: a block sequence's "-" of each item; colon: a block mapping's
-	// offset just after each key's ':'.
-	dash, colon []int
-	str         string     // a scalar key's text, a string scalar's value
-	style       yaml.Style // a YAML scalar's quoting
-	y           *yaml.Node // the YAML node (nil for JSON)
-}
 
 // errCannotEdit is a layout the editor does not edit in place.
 var errCannotEdit = errors.New("cannot edit in place")
 
-// refuse says that the editor cannot write into a layout: what it is, on
-// which line, and what the user can do instead.
+// refuse says what layout on which line the editor cannot write into,
+// and what the user can do instead.
 func refuse(line int, what, fix string) error {
 	return fmt.Errorf("line %d: %w: %s: %s", line, errCannotEdit, what, fix)
 }
 
-// readYAML builds the tree of a YAML document from yaml.v3's nodes.
-func readYAML(text string, root *yaml.Node) (*snode, error) {
-	l := &lines{text: text, arena: newArena(root)}
-	return l.yamlNode(root, 0, 0)
-}
-
-func (l *lines) yamlNode(n *yaml.Node, parentIndent, depth int) (*snode, error) {
-	switch {
-	case depth > maxDepth:
-		return nil, fmt.Errorf("line %d: nested more than %d levels", n.Line, maxDepth)
-	case n.Kind == yaml.AliasNode:
-		return nil, refuse(n.Line, "a YAML alias (*)", "write the value out")
-	case n.Anchor != "":
-		return nil, refuse(n.Line, "a YAML anchor (&)", "write the value out where it is used, without anchors")
-	}
-	s := l.arena.node()
-	*s = snode{y: n, start: l.offset(n.Line, n.Column), flow: n.Style&yaml.FlowStyle != 0, style: n.Style}
-	var err error
-	switch n.Kind {
-	case yaml.MappingNode:
-		err = l.yamlMapping(s, n, parentIndent, depth)
-	case yaml.SequenceNode:
-		err = l.yamlSequence(s, n, parentIndent, depth)
-	default: // a scalar: yaml.v3 makes no other kind of node inside a document
-		s.str = n.Value
-		s.end, err = l.scalarEnd(n, s.start, parentIndent)
-	}
-	if err != nil {
+// readYAML builds the tree of a YAML document; its root owns the whole
+// text.
+func readYAML(text string, root *yaml.Node) (*node, error) {
+	l, n := &lines{text: text}, &node{}
+	if err := l.read(root, n, 0, 0, 0); err != nil {
 		return nil, err
 	}
-	switch {
-	case s.kind == scalarKind:
-	case s.flow:
-		if s.end = l.flowEnd(s); s.end < 0 {
-			return nil, refuse(n.Line, "a flow collection ({ } or [ ]) without brackets of its own", "write it in block style")
-		}
-	case len(s.kids) > 0:
-		s.end = s.kids[len(s.kids)-1].end
-	}
-	return s, nil
+	n.close += text[n.end:]
+	n.text = text
+	return n, nil
 }
 
-// yamlMapping reads the keys and values of the mapping n into s, each
-// with the offset after its ':' (an empty value is there).
-func (l *lines) yamlMapping(s *snode, n *yaml.Node, parentIndent, depth int) error {
-	s.kind = mapKind
-	n2 := len(n.Content) / 2
-	s.keys, s.kids, s.colon = take(&l.arena.ptrs, n2), take(&l.arena.ptrs, n2), take(&l.arena.ints, n2)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, err := l.yamlNode(n.Content[i], parentIndent, depth+1)
-		if err != nil {
-			return err
-		}
-		v, err := l.yamlNode(n.Content[i+1], k.start-l.lineStart(k.start), depth+1)
-		if err != nil {
-			return err
-		}
-		colon := l.colonAfter(k.end)
-		if colon < 0 {
-			return refuse(n.Content[i].Line, "a key written with '?' or over several lines", "write it as key: value on one line")
-		}
-		if isEmptyNull(n.Content[i+1]) {
-			v.start, v.end = colon, colon
-		}
-		s.keys, s.kids, s.colon = append(s.keys, k), append(s.kids, v), append(s.colon, colon)
+// check refuses what the editor does not read: too deep, aliases, anchors.
+func check(n *yaml.Node, depth int) error {
+	switch {
+	case depth > maxDepth:
+		return fmt.Errorf("line %d: nested more than %d levels", n.Line, maxDepth)
+	case n.Kind == yaml.AliasNode:
+		return refuse(n.Line, "a YAML alias (*)", "write the value out")
+	case n.Anchor != "":
+		return refuse(n.Line, "a YAML anchor (&)", "write the value out where it is used, without anchors")
 	}
 	return nil
 }
 
-// yamlSequence reads the items of the list n into s; a block list's with
-// the offset of each '-' (an empty item is just after it).
-func (l *lines) yamlSequence(s *snode, n *yaml.Node, parentIndent, depth int) error {
-	s.kind = seqKind
-	s.kids = take(&l.arena.ptrs, len(n.Content))
-	if !s.flow {
-		s.dash = take(&l.arena.ints, len(n.Content))
+// read makes v the node of n, whose bytes start at slot.
+func (l *lines) read(n *yaml.Node, v *node, slot, parentIndent, depth int) error {
+	if err := check(n, depth); err != nil {
+		return err
 	}
-	for _, c := range n.Content {
-		itemIndent, d := parentIndent, -1
-		if !s.flow {
-			at := l.offset(c.Line, c.Column)
-			d = strings.LastIndexByte(strings.TrimRight(l.text[:at], " \t\r\n"), '-')
-			if d < 0 || strings.TrimSpace(l.text[d+1:at]) != "" {
-				return refuse(c.Line, "a list item that does not follow its '-'", "write each item after its '- '")
+	*v = node{y: n, at: slot, end: slot, flow: n.Style&yaml.FlowStyle != 0}
+	var err error
+	switch {
+	case n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode:
+		v.at = l.offset(n.Line, n.Column)
+		err = l.collection(v, slot, depth)
+	case !isEmptyNull(n): // a scalar: yaml.v3 makes no other kind of node inside a document
+		v.at = l.offset(n.Line, n.Column)
+		v.end, err = l.scalarEnd(n, v.at, parentIndent)
+	}
+	if err != nil {
+		return err
+	}
+	v.text, v.str = l.text[slot:v.end], n.Value
+	return nil
+}
+
+// collection reads the items of the mapping or list v.y, whose bytes
+// start at slot: each from the line break or separator before it.
+func (l *lines) collection(v *node, slot, depth int) error {
+	n := v.y
+	v.kind, v.col, v.open = seqKind, -1, ""
+	step := 1
+	if n.Kind == yaml.MappingNode {
+		v.kind, step = mapKind, 2
+	}
+	prev := slot // where the bytes of the next item begin
+	if v.flow {
+		prev = v.at + 1
+	}
+	count := len(n.Content) / step // items and values: one allocation each
+	items, vals := make([]item, count), make([]node, count)
+	v.items = make([]*item, count)
+	for i := range count {
+		c, it := n.Content[i*step+step-1], &items[i]
+		var vslot, indent int
+		if step == 2 {
+			kn := n.Content[i*step]
+			it.at = l.offset(kn.Line, kn.Column)
+			end, err := l.scalarEnd(kn, it.at, 0)
+			if err = cmp.Or(check(kn, depth+1), err); err != nil {
+				return err
 			}
-			itemIndent = d - l.lineStart(d)
+			colon := l.colonAfter(end)
+			if colon < 0 {
+				return refuse(kn.Line, "a key written with '?' or over several lines", "write it as key: value on one line")
+			}
+			it.key, it.keyText, vslot = kn.Value, l.text[it.at:end], colon
+			if v.flow && !isEmptyNull(c) {
+				vslot = l.offset(c.Line, c.Column)
+			}
+			it.mid = l.text[end:vslot]
+		} else {
+			it.at = l.offset(c.Line, c.Column)
+			vslot = it.at
+			if !v.flow {
+				d := strings.LastIndexByte(strings.TrimRight(l.text[:it.at], " \t\r\n"), '-')
+				if d < 0 || strings.TrimSpace(l.text[d+1:it.at]) != "" {
+					return refuse(c.Line, "a list item that does not follow its '-'", "write each item after its '- '")
+				}
+				if it.at = d; isEmptyNull(c) {
+					vslot = d + 1
+				}
+				it.mid = l.text[d:vslot]
+			}
 		}
-		item, err := l.yamlNode(c, itemIndent, depth+1)
-		if err != nil {
+		if it.at < prev { // what the item before read as one line went on past a break YAML reads (NEL, U+2028)
+			return refuse(c.Line, "a line break other than \\n, \\r\\n or \\r", "end every line with \\n")
+		}
+		if !v.flow {
+			indent = l.column(it.at)
+		}
+		val := &vals[i]
+		if err := l.read(c, val, vslot, indent, depth+1); err != nil {
 			return err
 		}
-		if d >= 0 {
-			if isEmptyNull(c) {
-				item.start, item.end = d+1, d+1
-			}
-			s.dash = append(s.dash, d)
+		it.lead, it.val, prev = l.text[prev:it.at], val, val.end
+		if !v.flow {
+			prev = l.tail(val.end, indent)
+			it.tail = l.text[val.end:prev]
 		}
-		s.kids = append(s.kids, item)
+		if v.lists == 0 && step == 2 && !v.flow && val.kind == seqKind && !val.flow {
+			if v.lists = -1; val.col > indent {
+				v.lists = 1
+			}
+		}
+		v.items[i] = it
 	}
+	if !v.flow {
+		last := v.items[len(v.items)-1]
+		v.end, v.col, v.trail = prev, l.column(v.items[0].at), last.val.trail+len(last.tail)
+		return nil
+	}
+	if v.end = l.flowEnd(v.at, prev); v.end < 0 {
+		return refuse(n.Line, "a flow collection ({ } or [ ]) without brackets of its own", "write it in block style")
+	}
+	in := v.at + 1
+	if len(v.items) == 0 { // spaces inside stay in front of what goes in
+		in, prev = v.end-1, v.end-1
+	} else {
+		v.col = l.indentOf(v.items[0].at)
+	}
+	v.open, v.close = l.text[slot:in], l.text[prev:v.end]
 	return nil
 }
 
@@ -164,6 +173,22 @@ func (l *lines) colonAfter(off int) int {
 		return off + 1
 	}
 	return -1
+}
+
+// tail is where a block item whose value ends at end stops: the rest of
+// that line, and the comment (and blank) lines below indented past col.
+func (l *lines) tail(end, col int) int {
+	end = l.lineStop(end)
+	for start, stop := l.next(end); start < len(l.text); start, stop = l.next(stop) {
+		switch line := strings.TrimLeft(l.text[start:stop], " "); {
+		case line == "":
+		case !strings.HasPrefix(line, "#") || stop-len(line)-start <= col:
+			return end
+		default:
+			end = stop
+		}
+	}
+	return end
 }
 
 // scalarEnd finds where a scalar's text ends.
@@ -187,9 +212,7 @@ func (l *lines) scalarEnd(n *yaml.Node, start, parentIndent int) (int, error) {
 	return 0, refuse(n.Line, "a plain scalar over several lines", "quote it, or write it on one line")
 }
 
-// quotedEnd is the offset after the quoted scalar at start: double
-// quotes with backslash escapes, or single quotes in which a quote is
-// written twice; -1 when it does not end.
+// quotedEnd is the offset after the quoted scalar at start, or -1.
 func quotedEnd(text string, start int) int {
 	q := text[start]
 	for i := start + 1; i < len(text); i++ {
@@ -206,46 +229,35 @@ func quotedEnd(text string, start int) int {
 }
 
 // blockEnd is where the block scalar (| or >) at start, in a node
-// indented parentIndent, ends: at the line break of its last line. With
-// keep chomping (|+, >+) the blank lines after the text are part of the
-// value; otherwise they are not.
+// indented parentIndent, ends: at the line break of its last line, or
+// with keep chomping (|+) of its last blank line.
 func (l *lines) blockEnd(start, parentIndent int) int {
-	text := l.text
-	end := l.lineEnd(start)
-	keep := strings.Contains(strings.Fields(text[start:end] + " ")[0], "+")
-	for pos := end; pos < len(text); {
-		next := l.lineEnd(pos)
-		line := strings.TrimRight(text[pos:next], "\r\n")
-		if strings.TrimSpace(line) == "" {
-			if pos = next; keep {
-				end = next
+	end := l.lineStop(start)
+	keep := strings.Contains(strings.Fields(l.text[start:end] + " ")[0], "+")
+	for start, stop := l.next(end); start < len(l.text); start, stop = l.next(stop) {
+		switch line := l.text[start:stop]; {
+		case strings.TrimSpace(line) == "":
+			if keep {
+				end = stop
 			}
-			continue
+		case len(line)-len(strings.TrimLeft(line, " ")) <= parentIndent:
+			return end
+		default:
+			end = stop
 		}
-		if len(line)-len(strings.TrimLeft(line, " ")) <= parentIndent {
-			break
-		}
-		end, pos = next, next
-	}
-	if strings.HasSuffix(text[:end], "\n") { // not so on the last line without one
-		end = len(strings.TrimSuffix(text[:end-1], "\r"))
 	}
 	return end
 }
 
 // flowEnd is the offset after the closing bracket of the flow collection
-// s, past blanks, ',' and comments after its last item; -1 without one.
-func (l *lines) flowEnd(s *snode) int {
-	i := s.start + 1
-	if len(s.kids) > 0 {
-		i = s.kids[len(s.kids)-1].end
-	}
-	for ; i < len(l.text) && strings.IndexByte("[{", l.text[s.start]) >= 0; i++ {
+// at start whose last item ends at from, or -1.
+func (l *lines) flowEnd(start, from int) int {
+	for i := from; i < len(l.text) && strings.IndexByte("[{", l.text[start]) >= 0; i++ {
 		switch l.text[i] {
 		case ']', '}':
 			return i + 1
 		case '#':
-			i = l.lineEnd(i) - 1
+			i = l.lineStop(i)
 		case ' ', '\t', '\r', '\n', ',':
 		default:
 			return -1

@@ -15,14 +15,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// readJSON reads one JSON value into a tree with spans and into generic
-// values (numbers as json.Number), as kubectl reads it: encoding/json's
-// decoder reads the tokens (and decodes strings, escapes and all), its
-// InputOffset says where each ends. A key twice in one object is refused,
-// naming it and its line (counted from the value's first line). Depth is
-// bounded.
-func readJSON(text string) (*snode, any, error) {
-	r := &jsonReader{text: text, lead: len(text) - len(strings.TrimLeft(text, " \t\r\n")), dec: json.NewDecoder(strings.NewReader(text))}
+// readJSON reads one JSON value into the editor's tree and into generic
+// values (numbers as json.Number), as kubectl reads it, with
+// encoding/json's tokens and their offsets. A key twice in one object is
+// refused, naming it and its line. The root owns the whole text.
+func readJSON(text string) (*node, any, error) {
+	r := &jsonReader{lines: lines{text: text}, lead: len(text) - len(strings.TrimLeft(text, " \t\r\n")), dec: json.NewDecoder(strings.NewReader(text))}
 	r.dec.UseNumber() // any number, however large, as it is written
 	n, v, err := r.value(0)
 	if err != nil {
@@ -31,11 +29,12 @@ func readJSON(text string) (*snode, any, error) {
 	if _, err := r.dec.Token(); err != io.EOF {
 		return nil, nil, r.errorf("more than one value")
 	}
+	n.open, n.close, n.text = text[:n.at]+n.open, n.close+text[n.end:], text
 	return n, v, nil
 }
 
 type jsonReader struct {
-	text string
+	lines
 	lead int // spaces before the value
 	dec  *json.Decoder
 }
@@ -49,20 +48,18 @@ func (r *jsonReader) errorf(format string, args ...any) error {
 	return fmt.Errorf("line %d: malformed JSON: %s", r.line(off), fmt.Sprintf(format, args...))
 }
 
-// value reads the next value; a mapping's keys are values too.
-func (r *jsonReader) value(depth int) (*snode, any, error) {
+// value reads the next value; an object's keys are values too.
+func (r *jsonReader) value(depth int) (*node, any, error) {
 	if depth > maxDepth {
 		return nil, nil, r.errorf("nested more than %d levels", maxDepth)
 	}
-	// The token starts after the spaces, ',' or ':' that follow the
-	// last one.
-	start := int(r.dec.InputOffset())
+	start := int(r.dec.InputOffset()) // after the last token; then spaces, ',' or ':'
 	start += len(r.text[start:]) - len(strings.TrimLeft(r.text[start:], " \t\r\n,:"))
 	tok, err := r.dec.Token()
 	if err != nil {
 		return nil, nil, r.errorf("%v", err)
 	}
-	n := &snode{start: start, flow: true}
+	n := &node{at: start, flow: true, col: -1}
 	v := any(tok)
 	switch tok {
 	case json.Delim('{'), json.Delim('['):
@@ -71,26 +68,32 @@ func (r *jsonReader) value(depth int) (*snode, any, error) {
 		if tok == json.Delim('{') {
 			n.kind = mapKind
 		}
+		prev := start + 1
 		for r.dec.More() {
-			var k *snode
+			it := &item{}
 			if n.kind == mapKind {
-				if k, _, err = r.value(depth + 1); err != nil {
+				k, _, err := r.value(depth + 1)
+				if err != nil {
 					return nil, nil, err
 				}
 				if _, dup := obj[k.str]; dup {
-					return nil, nil, twice(strconv.Quote(k.str), "object", r.line(k.start))
+					return nil, nil, twice(strconv.Quote(k.str), "object", r.line(k.at))
 				}
-				n.keys = append(n.keys, k)
+				it.at, it.key, it.keyText = k.at, k.str, k.text
 			}
-			kid, kv, err := r.value(depth + 1)
+			val, kv, err := r.value(depth + 1)
 			if err != nil {
 				return nil, nil, err
 			}
-			if n.kids = append(n.kids, kid); k != nil {
-				obj[k.str] = kv
+			if n.kind == mapKind {
+				obj[it.key] = kv
+				it.mid = r.text[it.at+len(it.keyText) : val.at]
 			} else {
+				it.at = val.at
 				list = append(list, kv)
 			}
+			it.lead, it.val, prev = r.text[prev:it.at], val, val.end
+			n.items = append(n.items, it)
 		}
 		if _, err := r.dec.Token(); err != nil {
 			return nil, nil, r.errorf("%v", err)
@@ -98,20 +101,28 @@ func (r *jsonReader) value(depth int) (*snode, any, error) {
 		if v = list; n.kind == mapKind {
 			v = obj
 		}
+		n.end = int(r.dec.InputOffset())
+		in := start + 1
+		if len(n.items) == 0 { // spaces inside stay in front of what goes in
+			in, prev = n.end-1, n.end-1
+		} else {
+			n.col = r.indentOf(n.items[0].at)
+		}
+		n.open, n.close = r.text[start:in], r.text[prev:n.end]
 	default:
 		if str, ok := tok.(string); ok {
-			n.str, n.style = str, yaml.DoubleQuotedStyle
+			n.str = str
 		}
 	}
 	n.end = int(r.dec.InputOffset())
+	n.text = r.text[start:n.end]
 	return n, v, nil
 }
 
-// meaning is what a node of the source means, numbers as json.Number:
-// for JSON its own bytes, for YAML its value as yaml.v3 decodes it.
-func meaning(text string, n *snode) (any, error) {
+// meaning is what a node of the source means, numbers as json.Number.
+func meaning(n *node) (any, error) {
 	if n.y == nil {
-		return decodeValue([]byte(text[n.start:n.end]))
+		return decodeValue([]byte(n.text))
 	}
 	var v any
 	if err := n.y.Decode(&v); err != nil {
@@ -124,8 +135,7 @@ func meaning(text string, n *snode) (any, error) {
 	return decodeValue(js)
 }
 
-// byteOrderMark may start a file; kubectl drops it before reading YAML
-// or JSON.
+// byteOrderMark may start a file; kubectl drops it.
 const byteOrderMark = "\ufeff"
 
 // flowYAML says whether data, which starts with '{' but whose first

@@ -1,7 +1,6 @@
 package kubectl
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 
@@ -9,7 +8,7 @@ import (
 )
 
 // parseText reads text (YAML, or JSON when json) into the editor's tree.
-func parseText(t *testing.T, text string, json bool) (*snode, error) {
+func parseText(t *testing.T, text string, json bool) (*node, error) {
 	t.Helper()
 	if json {
 		n, _, err := readJSON(text)
@@ -23,25 +22,14 @@ func parseText(t *testing.T, text string, json bool) (*snode, error) {
 }
 
 // at follows path (keys and list indexes) from n.
-func (n *snode) get(key string) (*snode, int) {
-	for i, k := range n.keys {
-		if k.str == key {
-			return n.kids[i], i
-		}
-	}
-	return nil, -1
-}
-
-func at(t *testing.T, n *snode, path string) *snode {
+func at(t *testing.T, n *node, path string) *node {
 	t.Helper()
 	for _, p := range strings.Split(path, "/") {
-		if i, err := strconv.Atoi(p); err == nil && n.kind == seqKind {
-			n = n.kids[i]
-			continue
-		}
-		if n, _ = n.get(p); n == nil {
+		i := n.index(p)
+		if i < 0 {
 			t.Fatalf("no %q", path)
 		}
+		n = n.items[i].val
 	}
 	return n
 }
@@ -77,7 +65,7 @@ func TestParseSpans(t *testing.T) {
 				t.Fatal(err)
 			}
 			n := at(t, root, tc.path)
-			if got := tc.text[n.start:n.end]; got != tc.want {
+			if got := tc.text[n.at:n.end]; got != tc.want {
 				t.Errorf("span %q, want %q", got, tc.want)
 			}
 			if tc.str != "" && n.str != tc.str {

@@ -1,6 +1,7 @@
 package kubectl
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/job-signal/job-signal/inject"
@@ -21,6 +22,9 @@ func TestPlacement(t *testing.T) {
 		{"a block list indented under its key", "a:\n  - x\n", false, []inject.Op{add("/a/-", "z")}, "a:\n  - x\n  - z\n"},
 		{"a mapping item in a block list", "a:\n- x: 1\n", false,
 			[]inject.Op{add("/a/-", inject.Fields{{Key: "name", Value: "m"}, {Key: "emptyDir", Value: inject.Fields{}}})}, "a:\n- x: 1\n- {name: m, emptyDir: {}}\n"},
+		{"a block list indented as the mapping's were, though replaced", "a:\n  - x\nb: 1\n", false,
+			[]inject.Op{{Op: "replace", Path: "/a", Value: "z"}, add("/c", []string{strings.Repeat("w", 40), strings.Repeat("v", 40), strings.Repeat("u", 40)})},
+			"a: z\nb: 1\nc:\n  - " + strings.Repeat("w", 40) + "\n  - " + strings.Repeat("v", 40) + "\n  - " + strings.Repeat("u", 40) + "\n"},
 		{"in front of a flow list", "a: [x, y]\n", false, []inject.Op{add("/a/0", "w")}, "a: [w, x, y]\n"},
 		{"words that YAML reads as others, quoted", "a: []\n", false, []inject.Op{add("/a/-", "on"), add("/a/-", "y"), add("/a/-", "1e3"), add("/a/-", "a: b")}, "a: ['on', 'y', '1e3', 'a: b']\n"},
 		{"into an empty flow list", "a: [ ]\n", false, []inject.Op{add("/a/-", "x"), add("/a/-", "z")}, "a: [ x, z]\n"},
@@ -28,6 +32,11 @@ func TestPlacement(t *testing.T) {
 			"{\n  \"a\": [\n    \"x\",\n    \"y\"\n  ]\n}\n"},
 		{"into a pretty JSON list", "{\n  \"a\": [\n    1\n  ]\n}\n", true, []inject.Op{add("/a/-", 2)}, "{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"},
 		{"into one-line JSON", `{"a": {"b": 1}}`, true, []inject.Op{add("/a/c", "x")}, `{"a": {"b": 1, "c": "x"}}`},
+		{"into JSON indented with tabs, with tabs", "{\n\t\"a\": {\n\t\t\"b\": 1\n\t}\n}\n", true, []inject.Op{add("/a/c", inject.Fields{{Key: "d", Value: []any{1}}})},
+			"{\n\t\"a\": {\n\t\t\"b\": 1,\n\t\t\"c\": {\n\t\t\t\"d\": [\n\t\t\t\t1\n\t\t\t]\n\t\t}\n\t}\n}\n"},
+		{"into a one-line object of pretty JSON, on its line", "{\n  \"a\": {\"b\": [1]},\n  \"d\": {}\n}\n", true,
+			[]inject.Op{add("/a/c", []any{"x", inject.Fields{{Key: "y", Value: 1}}}), {Op: "replace", Path: "/a/b", Value: []any{2, 3}}, add("/d/e", []any{})},
+			"{\n  \"a\": {\"b\": [2, 3], \"c\": [\"x\", {\"y\": 1}]},\n  \"d\": {\n    \"e\": []\n  }\n}\n"},
 	})
 }
 
@@ -48,7 +57,7 @@ func TestDeriveStyle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := deriveStyle(&lines{text: tc.text}, root, tc.json); got != tc.want {
+		if got := newEditor(&document{index: 1, line: 1, raw: tc.text, json: tc.json}, root).st; got != tc.want {
 			t.Errorf("%q: %+v, want %+v", tc.text, got, tc.want)
 		}
 	}
@@ -66,7 +75,7 @@ func TestShiftLines(t *testing.T) {
 		{"|\n    a\n    b", -2, "|\n  a\n  b"},
 		{"|\n a", -4, "|\na"},
 	} {
-		if got := (&editor{}).shift(tc.text, tc.shift); got != tc.want {
+		if got := (style{}).shift(tc.text, tc.shift); got != tc.want {
 			t.Errorf("shift(%q, %d) = %q, want %q", tc.text, tc.shift, got, tc.want)
 		}
 	}

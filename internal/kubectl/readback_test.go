@@ -307,3 +307,20 @@ func TestVerifyRefusesWrongEdits(t *testing.T) {
 		t.Errorf("the plugin's own edit: %v", err)
 	}
 }
+
+// A lone carriage return ends a line for YAML (and kubectl's reader):
+// inject reads the lines around it as they are, and writes a file that
+// uninject gives back byte for byte. Found by FuzzRoundTripNative (its
+// input is in testdata/fuzz).
+func TestLoneCarriageReturn(t *testing.T) {
+	job := jobWith("      - name: app\n        image: busybox\n        command: [/app]\n")
+	for _, input := range []string{
+		strings.Replace(job, "batch/v1\n", "batch/v1\r", 1),
+		strings.Replace(job, "image: busybox\n", "image: busybox\r", 1),
+	} {
+		if !checkInject(t, input) {
+			_, _, err := run(t, input, true)
+			t.Errorf("refused: %v", err)
+		}
+	}
+}

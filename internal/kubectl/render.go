@@ -13,8 +13,7 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// style is how a document writes what the editor adds to it: block, flow,
-// one line, quoting that YAML 1.1 and 1.2 readers agree on.
+// style is how a document writes what the editor adds to it.
 type style struct {
 	json   bool
 	step   int    // indentation of one level
@@ -63,16 +62,14 @@ func elements(v any) ([]any, bool) {
 	return nil, false
 }
 
-// flow writes a value where flow style goes (all of JSON is): on one
-// line, or in pretty JSON indented, its first line after the key, the
-// others at indent plus levels of step.
+// flow writes a value in flow style (all of JSON): on one line, or in
+// pretty JSON its lines after the first at indent and steps.
 func (s style) flow(v any, indent int) string {
 	text, _ := s.flowIn(v, indent, math.MaxInt)
 	return text
 }
 
-// flowIn is flow, given up (false) once longer than room bytes: a value
-// too long for one line is not written whole only to be measured.
+// flowIn is flow, given up (false) once longer than room bytes.
 func (s style) flowIn(v any, indent, room int) (string, bool) {
 	brackets := "[]"
 	keys, vals, isMap := members(v)
@@ -89,7 +86,7 @@ func (s style) flowIn(v any, indent, room int) (string, bool) {
 	}
 	open, sep, end := "", ", ", ""
 	if s.json && !s.single {
-		open, end = s.nl+strings.Repeat(" ", indent+s.step), s.nl+strings.Repeat(" ", indent)
+		open, end = s.nl+s.pad(indent+s.step), s.nl+s.pad(indent)
 		sep = "," + open
 	}
 	parts := make([]string, len(vals))
@@ -108,8 +105,7 @@ func (s style) flowIn(v any, indent, room int) (string, bool) {
 	return brackets[:1] + open + strings.Join(parts, sep) + end + brackets[1:], true
 }
 
-// oneLine is v written on one line (YAML flow), and whether it is short
-// and flat enough to be written so: a scalar always is.
+// oneLine is v in YAML flow, and whether it is short enough for that.
 func (s style) oneLine(v any) (string, bool) {
 	room := math.MaxInt
 	if _, _, ok := members(v); ok {
@@ -120,8 +116,8 @@ func (s style) oneLine(v any) (string, bool) {
 	return s.flowIn(v, 0, room)
 }
 
-// block writes a YAML value that goes after "key:" or "- " at indentation
-// indent (the key's column): " value" on the same line, or lines below.
+// block writes a YAML value after "key:" at column indent: on the same
+// line, or on lines below.
 func (s style) block(v any, indent int) string {
 	if str, ok := v.(string); ok {
 		return " " + s.scalar(str, false)
@@ -132,12 +128,11 @@ func (s style) block(v any, indent int) string {
 	return s.below(v, indent)
 }
 
-// below writes a collection on the lines below its key or "-", at
-// indentation indent (the key's column).
+// below writes a collection on the lines below its key at column indent.
 func (s style) below(v any, indent int) string {
 	var b strings.Builder
 	if keys, vals, ok := members(v); ok {
-		pad := strings.Repeat(" ", indent+s.step)
+		pad := s.pad(indent + s.step)
 		for i := range keys {
 			b.WriteString(s.nl + pad + s.key(keys[i]) + ":" + s.block(vals[i], indent+s.step))
 		}
@@ -149,14 +144,13 @@ func (s style) below(v any, indent int) string {
 	}
 	items, _ := elements(v)
 	for _, it := range items {
-		b.WriteString(s.nl + strings.Repeat(" ", dashIndent) + "-" + s.item(it, dashIndent))
+		b.WriteString(s.nl + s.pad(dashIndent) + "-" + s.item(it, dashIndent))
 	}
 	return b.String()
 }
 
-// item writes a block sequence item after its "-" at dashIndent: a
-// mapping that does not fit on one line has its first member on the
-// line of the "-" and the others below it, in line with the first.
+// item writes a block list item after its "-" at dashIndent: a mapping
+// too long for one line from the "-"'s line down, members in line.
 func (s style) item(v any, dashIndent int) string {
 	if _, _, ok := members(v); !ok {
 		return s.block(v, dashIndent)
@@ -165,7 +159,7 @@ func (s style) item(v any, dashIndent int) string {
 		return " " + line
 	}
 	col := dashIndent + 2
-	return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+strings.Repeat(" ", col))
+	return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+s.pad(col))
 }
 
 func (s style) scalarValue(v any) string {
@@ -191,9 +185,8 @@ func (s style) key(k string) string {
 // hand-written JSON file does not have.
 var unescapeHTML = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
 
-// scalar writes a string: JSON always quoted; YAML plain when every YAML
-// 1.1 and 1.2 reader (kubectl's among them) takes it as that string,
-// otherwise quoted (single quotes when they need no escapes).
+// scalar writes a string: YAML plain when every YAML 1.1 and 1.2 reader
+// takes it as that string, else quoted (single quotes without escapes).
 func (s style) scalar(v string, inFlow bool) string {
 	if s.json {
 		b, _ := json.Marshal(v)
@@ -205,9 +198,8 @@ func (s style) scalar(v string, inFlow bool) string {
 	case printable(v) && (!strings.Contains(v, "'") || strings.Contains(v, `"`)):
 		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 	}
-	// Go's escapes (\n, \t, \u2028, \U0001f600, \x1b) are YAML's too, and
-	// every string here is valid UTF-8 (as decoded): none stands for a byte.
-	return strconv.Quote(v)
+	return strconv.Quote(v) // Go's escapes are YAML's; the string is valid UTF-8
+
 }
 
 // numberLike: what a YAML 1.1 or 1.2 reader may take for a number or a

@@ -23,19 +23,15 @@ import (
 
 // Options are inject's choices; uninject needs none.
 type Options struct {
-	Offline   bool              // refuse containers whose command comes from their image
-	Installer string            // image of the init container; empty: version.Image
-	Resolver  *resolve.Resolver // looks images up
-	Keychain  authn.Keychain
-	Timeout   time.Duration // bound on all registry lookups together
-	// LimitRanges nil: not checked, and Unchecked says why in a note (admit.go).
-	LimitRanges          LimitRangeReader
-	Namespace, Unchecked string // Namespace: of the objects that name none
-	// Target: the form to write and the cluster it is for (the zero
-	// value: the pair); TargetNote, when it is not known, why, said on
-	// stderr when a template changes.
-	Target     inject.Target
-	TargetNote string
+	Offline              bool              // refuse containers whose command comes from their image
+	Installer            string            // image of the init container; empty: version.Image
+	Resolver             *resolve.Resolver // looks images up
+	Keychain             authn.Keychain
+	Timeout              time.Duration    // bound on all registry lookups together
+	LimitRanges          LimitRangeReader // nil: not checked, Unchecked says why
+	Namespace, Unchecked string           // Namespace: of the objects that name none
+	Target               inject.Target    // the form and the cluster (zero: the pair)
+	TargetNote           string           // why the cluster is not known, for stderr
 }
 
 // pod is a Pod template found in a document, read once.
@@ -45,11 +41,9 @@ type pod struct {
 	platform resolve.Platform
 	ops      []inject.Op
 	applied  []inject.Op // ops as the editor applied them, in the document
-	// raw and before: the template as JSON and as the API server reads
-	// it, while it is checked (admit.go).
-	raw    []byte
-	before corev1.Pod
-	form   inject.Form // the form inject chose
+	raw      []byte      // the template as JSON, while it is checked (admit.go)
+	before   corev1.Pod  // and as the API server reads it
+	form     inject.Form // the form inject chose
 }
 
 // parsed is a document as kubectl reads it, with the Pod templates in it.
@@ -122,10 +116,9 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	return nil
 }
 
-// parseDocument reads a document into its tree: JSON with its own reader
-// (strings as encoding/json decodes them), YAML with kyaml's yaml.v3.
-// nil for a document with nothing but comments.
-func parseDocument(d *document) (*snode, error) {
+// parseDocument reads a document into its tree; nil for a document with
+// nothing but comments.
+func parseDocument(d *document) (*node, error) {
 	if d.json {
 		n, _, err := readJSON(d.raw)
 		return n, jsonError(d, err)
@@ -164,7 +157,7 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		}
 		return err
 	})
-	a := newAdmission(ctx, opts)
+	a := &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
 	for i, p := range pods {
 		if errs[i] != nil {
 			errs[i] = fmt.Errorf("%s: %w", p.where, errs[i])
@@ -186,9 +179,7 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	return a.done(stderr, err)
 }
 
-// applyAll writes the changes of a document's templates into its bytes (its
-// text as it is when there are none). The document's tree lives only
-// while it is edited.
+// applyAll writes the changes of a document's templates into its bytes.
 func applyAll(p *parsed) (string, error) {
 	if !p.changes() {
 		return p.doc.raw, nil
@@ -205,23 +196,18 @@ func applyAll(p *parsed) (string, error) {
 		ops := inject.Prefixed(pd.prefix, pd.ops)
 		ed.kept = map[string]string{}
 		ed.peekKeep(ops[len(ops)-1]) // the record: it must know what it replaces
-		for _, op := range ops[:len(ops)-1] {
-			if err := ed.apply(op); err != nil {
+		for i := range ops {
+			if i == len(ops)-1 { // the record, with the texts the others replaced
+				ops[i] = inject.KeepText(ops, ed.kept)[i]
+				ops[i].Keep = "" // noted already
+			}
+			if err := ed.apply(ops[i]); err != nil {
 				return "", fmt.Errorf("%s: %w", pd.where, err)
 			}
 		}
-		last := inject.KeepText(ops, ed.kept)[len(ops)-1]
-		last.Keep = "" // noted already
-		if err := ed.apply(last); err != nil {
-			return "", fmt.Errorf("%s: %w", pd.where, err)
-		}
-		pd.applied = append(ops[:len(ops)-1:len(ops)-1], last)
+		pd.applied = ops
 	}
-	text, err := ed.finish()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", p.doc, err)
-	}
-	return text, nil
+	return ed.finish(), nil
 }
 
 // images are image configurations by platform, then by image.

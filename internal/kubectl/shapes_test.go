@@ -145,7 +145,7 @@ func sameMeaning(t *testing.T, text string) {
 		if err != nil || root == nil {
 			continue
 		}
-		x, err := meaning(d.raw, root)
+		x, err := meaning(root)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,17 +43,14 @@ func asksCluster(mode inject.Mode, kubeVersion string, offline bool) bool {
 	return mode != inject.ModePair && kubeVersion == "" && !offline
 }
 
-// detected is what asking the cluster gave: the cluster, or why it is
-// not known (no kubeconfig, not reachable).
+// detected is the cluster asked, or why it is not known.
 type detected struct {
 	cluster inject.Cluster
 	unknown string
 }
 
 // decideTarget is the target inject chooses forms for, from the flags
-// and, when asked (asksCluster), the cluster's answer; note is one line
-// for stderr when auto falls back to the pair for want of knowing the
-// cluster.
+// and the cluster's answer; note says why auto writes the pair.
 func decideTarget(mode inject.Mode, kubeVersion string, offline bool, asked detected) (target inject.Target, note string, err error) {
 	target.Mode = mode
 	switch {
@@ -113,10 +110,9 @@ func (c Cluster) ask(ctx context.Context) detected {
 	return detected{cluster: cluster}
 }
 
-// config is the client configuration of the kubeconfig, as kubectl finds
-// it, and the namespace of the objects that name none. Without any
-// kubeconfig it is nil, and why says so; a kubeconfig that cannot be
-// used is an error.
+// config is the kubeconfig's client configuration, as kubectl finds it,
+// and the namespace of the objects that name none; nil and why without
+// any kubeconfig.
 func (c Cluster) config() (config *rest.Config, namespace, why string, err error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = c.Kubeconfig
@@ -149,8 +145,8 @@ func (o *Options) target() *inject.Target {
 	return &t
 }
 
-// reportForm says on stderr which form a changed template gets and why
-// (the reason names the form), unless the user asked for the pair.
+// reportForm says which form a changed template gets and why, unless
+// the user asked for the pair.
 func reportForm(stderr io.Writer, where string, mode inject.Mode, res inject.Result) {
 	if mode == "" || mode == inject.ModePair || len(res.Ops) == 0 || res.Reason == "" {
 		return
@@ -158,8 +154,8 @@ func reportForm(stderr io.Writer, where string, mode inject.Mode, res inject.Res
 	fmt.Fprintf(stderr, "note: %s: %s\n", where, res.Reason)
 }
 
-// target decides the form's target from the flags, asking the cluster
-// when they leave it open; note says why auto writes the pair.
+// target decides the target from the flags, asking the cluster when
+// they leave it open.
 func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
 	mode, err := inject.ParseMode(c.Mode)
 	if err != nil {
@@ -169,12 +165,11 @@ func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
 	if asksCluster(mode, c.KubeVersion, c.Offline) {
 		asked = Cluster{c.Kubeconfig, c.Context, c.Namespace}.ask(ctx)
 	}
-	target, note, err := decideTarget(mode, c.KubeVersion, c.Offline, asked)
-	return target, note, err
+	return decideTarget(mode, c.KubeVersion, c.Offline, asked)
 }
 
 // noteTarget says, once, why the cluster was not known, when some
-// template changed (and err does not stop the run anyway).
+// template changed and err does not stop the run.
 func noteTarget(stderr io.Writer, opts *Options, pods []*pod, err error) {
 	if err == nil && opts.TargetNote != "" && slices.ContainsFunc(pods, func(p *pod) bool { return len(p.ops) > 0 }) {
 		fmt.Fprintln(stderr, "note:", opts.TargetNote)

@@ -11,8 +11,8 @@ import (
 	"github.com/job-signal/job-signal/inject"
 )
 
-// editDocument writes a document's changes into its bytes, read back as
-// kubectl reads them (verify): "", false when it has none.
+// editDocument writes a document's changes into its bytes and verifies
+// them: "", false when it has none.
 func editDocument(p *parsed, injecting bool) (string, bool, error) {
 	if !p.changes() {
 		return "", false, nil
@@ -24,11 +24,10 @@ func editDocument(p *parsed, injecting bool) (string, bool, error) {
 	return text, err == nil, err
 }
 
-// verify reads an edited document back the way kubectl reads it and
-// refuses it unless it means what inject's ops give when applied to the
-// input's meaning (as the API server applies the webhook's patch), and,
-// when injecting, unless uninject gives the input back byte for byte. A
-// layout the editor gets wrong is so a refusal, never a wrong file.
+// verify reads an edited document back as kubectl does and refuses it
+// unless it means what inject's ops make of the input's meaning and, when
+// injecting, uninject gives the input back byte for byte: a layout the
+// editor gets wrong is a refusal, never a wrong file.
 func verify(p *parsed, text string, injecting bool) error {
 	want, err := inject.ApplyDecoded(p.value, p.appliedOps())
 	if err != nil {
@@ -55,9 +54,8 @@ func verify(p *parsed, text string, injecting bool) error {
 	if back != p.doc.raw {
 		return nil
 	}
-	// Uninject checks its own result as this does: the input must mean
-	// what its ops make of the output's meaning (a null item it writes
-	// back where the record says "", say).
+	// As uninject checks its own result: the input must mean what its ops
+	// make of the output's meaning.
 	if want, err := inject.ApplyDecoded(got, undone); err != nil {
 		return cannotEdit(p.doc, "uninject could not undo it: "+oneLine(err))
 	} else if at, differ := difference(want, p.value, ""); differ {
@@ -66,7 +64,7 @@ func verify(p *parsed, text string, injecting bool) error {
 	return nil
 }
 
-// appliedOps are the ops the editor applied to the document, in order.
+// appliedOps are the ops the editor applied to the document.
 func (p *parsed) appliedOps() []inject.Op {
 	var ops []inject.Op
 	for _, pd := range p.pods {
@@ -76,9 +74,8 @@ func (p *parsed) appliedOps() []inject.Op {
 }
 
 // undoInput is what uninject makes of an input that carries job-signal
-// already (inject again, after its annotations changed): uninject of the
-// output must give that. Of any other input it is the input itself, so
-// the check above stays byte for byte with the input.
+// already (inject again), which uninject of the output must give; of any
+// other input the input itself.
 func undoInput(d *document) string {
 	v, err := decode(d, true)
 	if err != nil {
@@ -100,8 +97,7 @@ func cannotEdit(d *document, why string) error {
 	return fmt.Errorf("%s: inject cannot edit this layout (%s); nothing was written: write command, args and the lists inject adds to (volumes, volumeMounts, initContainers) in %s", d, why, layout)
 }
 
-// undo is uninject of one edited document, in memory, and the ops it
-// applied; v is its meaning.
+// undo is uninject of an edited document whose meaning is v, and its ops.
 func undo(d *document, v any) (string, []inject.Op, error) {
 	p, _, err := parseDecoded(d, v, nil)
 	if err != nil || p == nil {
@@ -117,56 +113,49 @@ func (p *parsed) changes() bool {
 }
 
 // difference finds where two decoded values differ, as a JSON Pointer
-// after at. Numbers are equal when their values are.
+// after at (built only on the way out of a difference). Numbers are
+// equal when their values are.
 func difference(a, b any, at string) (string, bool) {
-	path, differ := differs(a, b)
-	if !differ {
-		return "", false
+	if path, differ := differs(a, b); differ {
+		return orRoot(at + path), true
 	}
-	for i := len(path) - 1; i >= 0; i-- { // path is innermost first
-		at += path[i]
-	}
-	return orRoot(at), true
+	return "", false
 }
 
-// differs is difference's walk: the path where a and b differ, innermost
-// token first, built only on the way out of a difference.
-func differs(a, b any) ([]string, bool) {
+func differs(a, b any) (string, bool) {
 	switch a := a.(type) {
 	case map[string]any:
 		b, ok := b.(map[string]any)
 		if !ok || len(a) != len(b) {
-			return nil, true
+			return "", true
 		}
-		var first string // the first key that differs, in order: the same place every time
-		var where []string
-		found := false
+		first, where, found := "", "", false // the first key that differs, in order
 		for k, va := range a {
 			vb, ok := b[k]
 			if !ok {
-				return nil, true
+				return "", true
 			}
 			if w, differ := differs(va, vb); differ && (!found || k < first) {
-				first, where, found = k, append(w, inject.Pointer(k)), true
+				first, where, found = k, inject.Pointer(k)+w, true
 			}
 		}
 		return where, found
 	case []any:
 		b, ok := b.([]any)
 		if !ok || len(a) != len(b) {
-			return nil, true
+			return "", true
 		}
 		for i := range a {
 			if where, differ := differs(a[i], b[i]); differ {
-				return append(where, "/"+strconv.Itoa(i)), true
+				return "/" + strconv.Itoa(i) + where, true
 			}
 		}
-		return nil, false
+		return "", false
 	case json.Number:
 		b, ok := b.(json.Number)
-		return nil, !ok || !sameNumber(a, b)
+		return "", !ok || !sameNumber(a, b)
 	}
-	return nil, a != b
+	return "", a != b
 }
 
 func orRoot(at string) string {
