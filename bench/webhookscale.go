@@ -119,7 +119,7 @@ func (b *bench) scaleRows(kube string, output []byte, refName, why string) error
 		"(internal/testing/webhooktest.AppJobPod, run by e2e/webhookclient_test.go: jobPodLike; every command given) from %d clients at once, every other one in a namespace the "+
 		"webhook is not registered for (the reference); after %d to warm up; the webhook as shipped (mode auto, JSON logs at info, "+
 		"the chart's RSA 2048 serving certificate), called as behind a Service: over HTTP/1.1 through the API server's pool of "+
-		"connections (registered as https://localhost.:PORT; 127.0.0.1 would be called with HTTP/2)", this.clients, 4*this.clients)
+		"connections (registered under the host name, which is 127.0.0.1; 127.0.0.1 itself would be called with HTTP/2)", this.clients, 4*this.clients)
 
 	perPod := this.perPod()
 	cpuRow := row{name: prefix + "the webhook's CPU per injected Pod (every call)", runs: this.injected,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -67,9 +68,9 @@ func TestWebhookJobAdmission(t *testing.T) {
 	}{{"none", alone.ns, true}, {"not_sent", served.ns, false}, {"recorded", served.ns, true}}
 	took := map[string][]time.Duration{}
 	create := func(variant, ns string, exitCodes bool, i int) {
-		name := fmt.Sprintf("%s-%d", map[string]string{"none": "none", "not_sent": "not-sent", "recorded": "recorded"}[variant], i)
+		name := fmt.Sprintf("%s-%d", strings.ReplaceAll(variant, "_", "-"), i)
 		if i < 0 {
-			name = "warm-up-" + variant // not counted
+			name = "warm-up-" + strings.ReplaceAll(variant, "_", "-") // not counted
 		}
 		start := time.Now()
 		created, err := client.BatchV1().Jobs(ns).Create(served.ctx, job(name, exitCodes), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/job-signal/job-signal/inject"
 )
@@ -37,9 +38,12 @@ func TestWebhookNodeSkew(t *testing.T) {
 		t.Helper()
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{GenerateName: "skew-", Labels: map[string]string{inject.LabelInject: "enabled"}},
-			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{
-				{Name: "main", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}},
-				{Name: "sidecar", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "3600"}}}},
+			// A grace no longer than the pair's for the sidecar, which is
+			// not known to stop promptly: else auto keeps the pair for it.
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To(int64(5)),
+				Containers: []corev1.Container{
+					{Name: "main", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}},
+					{Name: "sidecar", Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "3600"}}}},
 		}
 		got, err := kube.Client().CoreV1().Pods(s.ns).Create(s.ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {

@@ -318,11 +318,12 @@ func (w *warningRecorder) saw(substring string) bool {
 }
 
 // jobOwnedPod is a Pod as a Job's controller would create it (its owner a
-// batch/v1 Job that need not exist), with containers.
+// batch/v1 Job that need not exist), with containers; name "" is for a
+// Pod named by its GenerateName.
 func jobOwnedPod(name string, containers ...corev1.Container) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{
-			{APIVersion: "batch/v1", Kind: "Job", Name: name, UID: "00000000-0000-0000-0000-00000000000f"}}},
+			{APIVersion: "batch/v1", Kind: "Job", Name: "e2e-job", UID: "00000000-0000-0000-0000-00000000000f"}}},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: containers},
 	}
 }
