@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"testing"
 	"strings"
+	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
