@@ -3,7 +3,7 @@ package inject
 import (
 	"bytes"
 
-	"github.com/job-signal/job-signal/internal/jsonscan"
+	"github.com/job-signal/job-signal/inject/jsonscan"
 )
 
 // memberBytes is the JSON of the value of key in the object data starts

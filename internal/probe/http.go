@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/sidecarspec"
+	"github.com/job-signal/job-signal/signalfs/sidecarspec"
 )
 
 // HTTP is ready when a GET of URL answers with a 2xx status.

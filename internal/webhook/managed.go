@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 
-	"github.com/job-signal/job-signal/internal/jsonscan"
+	"github.com/job-signal/job-signal/inject/jsonscan"
 )
 
 // withoutManagedFields is a Pod's JSON without metadata.managedFields,
@@ -15,7 +15,7 @@ import (
 // metadata.annotations), never managedFields, so it applies to the Pod as
 // sent just as to the Pod without them.
 //
-// The Pod is read with the product's one JSON reader (internal/jsonscan). Only the
+// The Pod is read with the product's one JSON reader (inject/jsonscan). Only the
 // member "managedFields" of the member "metadata" is cut, each there
 // once: raw is returned as it is when it is not an object of that shape,
 // has none, or has either key twice (which one a reader keeps is its own

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/job-signal/job-signal/inject"
-	"github.com/job-signal/job-signal/internal/jsonscan"
+	"github.com/job-signal/job-signal/inject/jsonscan"
 )
 
 // sketch is what the webhook learns of an AdmissionReview it does not

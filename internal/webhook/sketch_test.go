@@ -14,7 +14,7 @@ import (
 	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
-	"github.com/job-signal/job-signal/internal/jsonscan"
+	"github.com/job-signal/job-signal/inject/jsonscan"
 )
 
 // reviewOf is the AdmissionReview the API server sends for pod's creation.
