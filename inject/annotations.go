@@ -7,8 +7,8 @@ import (
 
 	kjson "sigs.k8s.io/json"
 
-	"github.com/job-signal/job-signal/internal/sidecarspec"
 	"github.com/job-signal/job-signal/signalfs/sidecarname"
+	"github.com/job-signal/job-signal/signalfs/sidecarspec"
 )
 
 // Prefix starts every annotation and label job-signal reads or writes.

@@ -76,9 +76,9 @@ func generic(v any) (any, error) {
 	return out, err
 }
 
-// sameJSON says whether two decoded JSON values are equal as equalJSON
-// finds the documents they were read from: numbers compared as float64,
-// and a number that is not one (out of its range) never equal.
+// sameJSON says whether two decoded JSON values are equal as read with
+// encoding/json's defaults: numbers compared as float64, and a number
+// that is not one (out of its range) never equal.
 func sameJSON(a, b any) bool {
 	switch a := a.(type) {
 	case map[string]any:

@@ -67,7 +67,9 @@ func TestMemberBytes(t *testing.T) {
 		{` {"x" : "spec", "spec" : true } `, `true`},
 		{`{"spec":1,"spec":[2]}`, `[2]`},
 		{`{"x":"\"spec\":1"}`, ``},
-		{`{"sp\u0065c":1}`, ``},
+		{`{"sp\u0065c":1}`, `1`}, // the key a decoder reads
+		{`{"spec":1,"sp\u0065c":[2],"x":3}`, `[2]`},
+		{`{"spec":{"a":[1,2}}`, ``},
 		{`{}`, ``},
 		{`[]`, ``},
 		{`{"spec":`, ``},

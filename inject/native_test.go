@@ -14,8 +14,8 @@ import (
 
 // TestApplyToMovesBetweenLists: the native form moves containers between
 // spec.containers and spec.initContainers; applyTo applies such moves
-// itself (RFC 6902: the value removed, then added at path) and gives what
-// Apply gives.
+// (RFC 6902: the value removed, then added at path) as the API server
+// does.
 func TestApplyToMovesBetweenLists(t *testing.T) {
 	doc := []byte(`{"spec":{"l":[1,2.50,{"name":"x"}],"m":[{"name":"a"}]}}`)
 	for i, ops := range [][]Op{
@@ -31,7 +31,7 @@ func TestApplyToMovesBetweenLists(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			if !checkAsApply(t, doc, ops) {
-				t.Fatalf("applyTo left %v to Apply", ops)
+				t.Fatalf("%v does not apply", ops)
 			}
 		})
 	}
@@ -39,7 +39,7 @@ func TestApplyToMovesBetweenLists(t *testing.T) {
 
 // TestApplyToNative: applyTo applies the native form's ops, their undo,
 // and the undo followed by the same injection again (the webhook's second
-// call), as Apply does.
+// call), as the API server does.
 func TestApplyToNative(t *testing.T) {
 	target := Target{Mode: ModeNative, Cluster: Cluster{Known: true, NativeSidecars: true}}
 	n := 0
@@ -56,7 +56,7 @@ func TestApplyToNative(t *testing.T) {
 			t.Fatalf("%s: %v %s", sh.name, err, res.Form)
 		}
 		if !checkAsApply(t, sh.data, res.Ops) {
-			t.Fatalf("%s: applyTo left the native ops to Apply", sh.name)
+			t.Fatalf("%s: the native ops do not apply", sh.name)
 		}
 		injected, _ := Apply(sh.data, res.Ops)
 		again, err := PrepareFor(injected, target)
@@ -64,7 +64,7 @@ func TestApplyToNative(t *testing.T) {
 			t.Fatalf("%s: %v", sh.name, err)
 		}
 		if !checkAsApply(t, injected, again.undo) {
-			t.Fatalf("%s: applyTo left the undo to Apply", sh.name)
+			t.Fatalf("%s: the undo does not apply", sh.name)
 		}
 		ch := again.choice
 		ch.signals = again.signalsRead(nil)

@@ -3,10 +3,7 @@ package inject
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
-
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 )
 
 // Op is one change inject decides: an RFC 6902 JSON Patch operation on a
@@ -220,55 +217,6 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
-}
-
-// Apply applies ops to a JSON document: what the API server does with the
-// webhook's patch, and how tests and the plugin's checks see the result.
-func Apply(doc []byte, ops []Op) ([]byte, error) {
-	if len(ops) == 0 {
-		return doc, nil
-	}
-	raw, err := Patch(ops)
-	if err != nil {
-		return nil, err
-	}
-	p, err := jsonpatch.DecodePatch(raw)
-	if err != nil {
-		return nil, err
-	}
-	out, err := p.Apply(doc)
-	if err != nil {
-		return nil, fmt.Errorf("apply the patch: %w", err)
-	}
-	return out, nil
-}
-
-// ApplyDecoded is Apply on a document already decoded, v, with numbers as
-// json.Number. It returns Apply's result decoded the same way; on the
-// decoded value when applyTo can be sure to give that (a fraction of the
-// time), else through Apply on v written as JSON. v is left as it is; the
-// result shares the parts no op changes.
-func ApplyDecoded(v any, ops []Op) (any, error) {
-	if obj, ok := v.(map[string]any); ok {
-		if out, err := applyTo(obj, ops); err == nil {
-			return out, nil
-		}
-	}
-	doc, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	js, err := Apply(doc, ops)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var out any
-	if err := dec.Decode(&out); err != nil {
-		return nil, fmt.Errorf("read the patched document: %w", err)
-	}
-	return out, nil
 }
 
 func index(i int) string { return strconv.Itoa(i) }

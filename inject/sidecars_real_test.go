@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/sidecarspec"
+	"github.com/job-signal/job-signal/signalfs/sidecarspec"
 )
 
 // The known-sidecar rows checked against the real programs, where they run

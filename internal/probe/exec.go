@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/job-signal/job-signal/internal/proc"
-	"github.com/job-signal/job-signal/internal/sidecarspec"
+	"github.com/job-signal/job-signal/signalfs/sidecarspec"
 )
 
 // outputLimit bounds what is kept of a readiness command's output: enough

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/sidecarspec"
+	"github.com/job-signal/job-signal/signalfs/sidecarspec"
 )
 
 // HTTP is ready when a GET of URL answers with a 2xx status.
@@ -19,9 +19,10 @@ import (
 // The client is a minimal HTTP/1.1 one of our own rather than net/http:
 // sidecar endpoints (readiness, Envoy's and cloud-sql-proxy's
 // /quitquitquit) are plain http on the Pod's loopback, and net/http with its
-// TLS and HTTP/2 stacks would make sidecar-watch 1.77 times as big
-// (measured: 4.79 MB to 8.47 MB, stripped), a cost every user image pays. Redirects are not followed and connections
-// are not reused, which is what a probe wants anyway.
+// TLS and HTTP/2 stacks would make sidecar-watch far bigger (the sizes are
+// in the commit that chose this; BENCHMARKS.md has today's), a cost every
+// user image pays. Redirects are not followed and connections are not
+// reused, which is what a probe wants anyway.
 type HTTP struct {
 	URL     string
 	host    string // HOST:PORT to dial

@@ -11,7 +11,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/sidecarspec"
+	"github.com/job-signal/job-signal/signalfs/sidecarspec"
 )
 
 // Probe is one readiness check.

@@ -33,9 +33,9 @@ import (
 	"github.com/job-signal/job-signal/internal/cli"
 	"github.com/job-signal/job-signal/internal/probe"
 	"github.com/job-signal/job-signal/internal/proc"
-	"github.com/job-signal/job-signal/internal/sidecarspec"
 	"github.com/job-signal/job-signal/internal/version"
 	"github.com/job-signal/job-signal/signalfs"
+	"github.com/job-signal/job-signal/signalfs/sidecarspec"
 )
 
 const description = `Run a sidecar of a Kubernetes Job so that it stops when the Job's main

@@ -1,9 +1,10 @@
 package webhook
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
+
+	"github.com/job-signal/job-signal/inject/jsonscan"
 )
 
 // withoutManagedFields is a Pod's JSON without metadata.managedFields,
@@ -14,7 +15,7 @@ import (
 // metadata.annotations), never managedFields, so it applies to the Pod as
 // sent just as to the Pod without them.
 //
-// The Pod is read with the webhook's one JSON reader (scan). Only the
+// The Pod is read with the product's one JSON reader (inject/jsonscan). Only the
 // member "managedFields" of the member "metadata" is cut, each there
 // once: raw is returned as it is when it is not an object of that shape,
 // has none, or has either key twice (which one a reader keeps is its own
@@ -23,23 +24,22 @@ func withoutManagedFields(raw []byte) []byte {
 	if !bytes.Contains(raw, []byte(`"managedFields"`)) { // not spelled plainly: left, and quickly
 		return raw
 	}
-	in := bytes.NewReader(raw)
-	s := &scan{r: bufio.NewReaderSize(in, 4<<10)}
-	at := func() int { return len(raw) - in.Len() - s.r.Buffered() }
+	s := jsonscan.New(bytes.NewReader(raw), 4<<10)
+	at := s.Offset
 	var metadatas, fields int
 	from, to := -1, -1
-	s.object(func(key string) error {
+	s.Object(func(key string) error {
 		if key != "metadata" {
-			s.skip()
-			return s.err
+			s.Skip()
+			return s.Err()
 		}
-		if metadatas++; metadatas > 1 || s.peek() != '{' {
+		if metadatas++; metadatas > 1 || s.Peek() != '{' {
 			return errTwice
 		}
 		prev := at() + 1 // the end of the member before, or metadata's '{'
 		first := true
-		return s.object(func(key string) error {
-			s.skip()
+		return s.Object(func(key string) error {
+			s.Skip()
 			if key == "managedFields" {
 				if fields++; fields > 1 {
 					return errTwice
@@ -47,15 +47,15 @@ func withoutManagedFields(raw []byte) []byte {
 				// Cut the member and the comma before it, or the one
 				// after it when it is the first (alone, it leaves {}).
 				from, to = prev, at()
-				if first && s.peek() == ',' {
+				if first && s.Peek() == ',' {
 					to = at() + 1
 				}
 			}
 			prev, first = at(), false
-			return s.err
+			return s.Err()
 		})
 	})
-	if s.err != nil || from < 0 {
+	if s.Err() != nil || from < 0 {
 		return raw
 	}
 	out := make([]byte, 0, len(raw)-(to-from))

@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bufio"
 	"io"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/inject/jsonscan"
 )
 
 // sketch is what the webhook learns of an AdmissionReview it does not
@@ -34,110 +34,110 @@ type sketch struct {
 // error, and returns what it found by then.
 func sketchOf(r io.Reader) sketch {
 	var sk sketch
-	s := &scan{r: bufio.NewReaderSize(r, 4<<10)}
-	sk.whole = s.object(func(key string) error {
+	s := jsonscan.New(r, 4<<10)
+	sk.whole = s.Object(func(key string) error {
 		switch key {
 		case "apiVersion":
-			sk.meta.APIVersion = s.str()
+			sk.meta.APIVersion = s.Str()
 		case "kind":
-			sk.meta.Kind = s.str()
+			sk.meta.Kind = s.Str()
 		case "request":
-			return s.object(func(key string) error {
+			return s.Object(func(key string) error {
 				switch key {
 				case "uid":
-					sk.uid = types.UID(s.str())
+					sk.uid = types.UID(s.Str())
 				case "kind":
-					return s.object(func(key string) error {
+					return s.Object(func(key string) error {
 						switch key {
 						case "group":
-							sk.group = s.str()
+							sk.group = s.Str()
 						case "kind":
-							sk.kind = s.str()
+							sk.kind = s.Str()
 						default:
-							s.skip()
+							s.Skip()
 						}
-						return s.err
+						return s.Err()
 					})
 				case "operation":
-					sk.operation = s.str()
+					sk.operation = s.Str()
 				case "object":
-					return s.object(sk.object(s))
+					return s.Object(sk.object(s))
 				default:
-					s.skip()
+					s.Skip()
 				}
-				return s.err
+				return s.Err()
 			})
 		default:
-			s.skip()
+			s.Skip()
 		}
-		return s.err
+		return s.Err()
 	}) == nil
 	return sk
 }
 
 // object reads the Pod's fields that say whether the webhook serves it.
-func (sk *sketch) object(s *scan) func(string) error {
+func (sk *sketch) object(s *jsonscan.Scanner) func(string) error {
 	return func(key string) error {
 		switch key {
 		case "metadata":
-			err := s.object(func(key string) error {
+			err := s.Object(func(key string) error {
 				switch key {
 				case "labels":
 					sk.pod.Labels = nil
-					return s.object(func(key string) error {
+					return s.Object(func(key string) error {
 						if key == inject.LabelInject {
-							sk.pod.Labels = map[string]string{key: s.str()}
+							sk.pod.Labels = map[string]string{key: s.Str()}
 						} else {
-							s.skip()
+							s.Skip()
 						}
-						return s.err
+						return s.Err()
 					})
 				case "ownerReferences":
 					sk.pod.OwnerReferences = nil
-					return s.array(func() error {
+					return s.Array(func() error {
 						var o metav1.OwnerReference
-						err := s.object(func(key string) error {
+						err := s.Object(func(key string) error {
 							switch key {
 							case "kind":
-								o.Kind = s.str()
+								o.Kind = s.Str()
 							case "apiVersion":
-								o.APIVersion = s.str()
+								o.APIVersion = s.Str()
 							default:
-								s.skip()
+								s.Skip()
 							}
-							return s.err
+							return s.Err()
 						})
 						sk.pod.OwnerReferences = append(sk.pod.OwnerReferences, o)
 						return err
 					})
 				default:
-					s.skip()
+					s.Skip()
 				}
-				return s.err
+				return s.Err()
 			})
 			sk.metadata = err == nil
 			return err
 		case "spec":
-			err := s.object(func(key string) error {
+			err := s.Object(func(key string) error {
 				switch key {
 				case "restartPolicy":
-					sk.pod.Spec.RestartPolicy = corev1.RestartPolicy(s.str())
+					sk.pod.Spec.RestartPolicy = corev1.RestartPolicy(s.Str())
 				case "containers":
 					sk.pod.Spec.Containers = nil
-					return s.array(func() error {
+					return s.Array(func() error {
 						sk.pod.Spec.Containers = append(sk.pod.Spec.Containers, corev1.Container{})
-						s.skip()
-						return s.err
+						s.Skip()
+						return s.Err()
 					})
 				default:
-					s.skip()
+					s.Skip()
 				}
-				return s.err
+				return s.Err()
 			})
 			sk.spec = err == nil
 			return err
 		}
-		s.skip()
-		return s.err
+		s.Skip()
+		return s.Err()
 	}
 }

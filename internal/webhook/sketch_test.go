@@ -14,6 +14,7 @@ import (
 	kjson "sigs.k8s.io/json"
 
 	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/inject/jsonscan"
 )
 
 // reviewOf is the AdmissionReview the API server sends for pod's creation.
@@ -69,7 +70,7 @@ func TestSketch(t *testing.T) {
 		{name: "cut in uid", in: job[:strings.Index(job, `"uid"`)+8], apiVersn: "admission.k8s.io/v1"},
 		{name: "escapes", in: `{"request":{"uid":"u\u0031","object":{"metadata":{"labels":{"job-signal.dev\/inject":"en\u0061bled"},"ownerReferences":null},"spec":{"containers":[{},{"a":[1,{"b":"]"}]}],"restartPolicy":"Never"}}}}`,
 			uid: "u1", label: "enabled", containers: 2, metadata: true, spec: true, restart: "Never"},
-		{name: "a long uid", in: `{"request":{"uid":"` + strings.Repeat("u", maxShort+1) + `","object":{"metadata":null}}}`, metadata: true},
+		{name: "a long uid", in: `{"request":{"uid":"` + strings.Repeat("u", jsonscan.MaxShort+1) + `","object":{"metadata":null}}}`, metadata: true},
 		{name: "not an object", in: `[1,2]`},
 		{name: "empty", in: ``},
 		{name: "request not an object", in: `{"request":[]}`},
@@ -180,20 +181,20 @@ func FuzzSketch(f *testing.F) {
 		if review.Request == nil || !sk.spec {
 			return
 		}
-		if len(review.Request.UID) <= maxShort && sk.uid != review.Request.UID {
+		if len(review.Request.UID) <= jsonscan.MaxShort && sk.uid != review.Request.UID {
 			t.Errorf("uid %q, the decoder's %q", sk.uid, review.Request.UID)
 		}
 		if len(sk.pod.Spec.Containers) != len(pod.Spec.Containers) || sk.pod.Spec.RestartPolicy != pod.Spec.RestartPolicy {
 			t.Errorf("%d containers, restartPolicy %q; the decoder's %d, %q", len(sk.pod.Spec.Containers), sk.pod.Spec.RestartPolicy, len(pod.Spec.Containers), pod.Spec.RestartPolicy)
 		}
-		if v := pod.Labels[inject.LabelInject]; len(v) <= maxShort && sk.pod.Labels[inject.LabelInject] != v {
+		if v := pod.Labels[inject.LabelInject]; len(v) <= jsonscan.MaxShort && sk.pod.Labels[inject.LabelInject] != v {
 			t.Errorf("label %q, the decoder's %q", sk.pod.Labels[inject.LabelInject], v)
 		}
 		if len(sk.pod.OwnerReferences) != len(pod.OwnerReferences) {
 			t.Fatalf("%d owners, the decoder's %d", len(sk.pod.OwnerReferences), len(pod.OwnerReferences))
 		}
 		for i, o := range pod.OwnerReferences {
-			if len(o.Kind) <= maxShort && sk.pod.OwnerReferences[i].Kind != o.Kind {
+			if len(o.Kind) <= jsonscan.MaxShort && sk.pod.OwnerReferences[i].Kind != o.Kind {
 				t.Errorf("owner %d: kind %q, the decoder's %q", i, sk.pod.OwnerReferences[i].Kind, o.Kind)
 			}
 		}

@@ -1,4 +1,11 @@
-package webhook
+// Package jsonscan reads JSON a token at a time from a stream: the
+// product's one JSON reader where encoding/json's decoding would hold or
+// build more than is needed. The webhook reads a busy, slow or oversized
+// admission review with it (a sketch of the Pod, never the whole), cuts
+// a Pod's managedFields before decoding, and inject finds the bytes of a
+// template's spec. The plugin's editor has its own parser: it keeps every
+// byte of the source and where each value is, which this one never does.
+package jsonscan
 
 import (
 	"bufio"
@@ -9,32 +16,60 @@ import (
 	"unicode/utf8"
 )
 
-// maxShort bounds a string the sketch keeps; a longer one is read through
-// and kept as "" (no name or value it looks for is that long).
-const maxShort = 256
+// MaxShort bounds a string Str returns; a longer one is read through and
+// returned as "" (no name or value its callers look for is that long).
+const MaxShort = 256
 
-// errJSON: the input is not JSON, or ends early.
-var errJSON = errors.New("not a whole JSON document")
+// ErrJSON: the input is not JSON, or ends early.
+var ErrJSON = errors.New("not a whole JSON document")
 
-// scan reads JSON a token at a time, holding no more than its buffer and
-// one short string. Its first error stops it for good.
-type scan struct {
+// Scanner reads JSON a token at a time, holding no more than its buffer
+// and one short string. Its first error stops it for good.
+type Scanner struct {
+	in  *counter
 	r   *bufio.Reader
 	err error
 }
 
-func (s *scan) fail(err error) {
+// New is a Scanner of r with a buffer of size bytes.
+func New(r io.Reader, size int) *Scanner {
+	in := &counter{r: r}
+	return &Scanner{in: in, r: bufio.NewReaderSize(in, size)}
+}
+
+// counter counts the bytes read from r.
+type counter struct {
+	r io.Reader
+	n int
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// Offset is how many bytes of the input the scanner has read: where the
+// next token (or the white space before it) starts.
+func (s *Scanner) Offset() int { return s.in.n - s.r.Buffered() }
+
+// Err is the scanner's first error: ErrJSON, or what a callback returned.
+func (s *Scanner) Err() error { return s.err }
+
+// Fail stops the scanner with err, unless it has stopped already.
+func (s *Scanner) Fail(err error) {
 	if s.err == nil {
 		s.err = err
 	}
 }
 
-// peek is the next byte after white space, not consumed.
-func (s *scan) peek() byte {
+// Peek is the next byte after white space, not consumed; 0 at the end or
+// after an error.
+func (s *Scanner) Peek() byte {
 	for s.err == nil {
 		buf := s.buffered()
 		if buf == nil {
-			s.fail(errJSON)
+			s.Fail(ErrJSON)
 			return 0
 		}
 		i := 0
@@ -52,7 +87,7 @@ func (s *scan) peek() byte {
 // buffered is what the reader holds, reading more when it holds nothing;
 // nil at the end or on an error. Runs of bytes are looked at there, not
 // one call per byte: a request can be megabytes.
-func (s *scan) buffered() []byte {
+func (s *Scanner) buffered() []byte {
 	if _, err := s.r.Peek(1); err != nil {
 		return nil
 	}
@@ -60,20 +95,20 @@ func (s *scan) buffered() []byte {
 	return buf
 }
 
-func (s *scan) expect(want byte) bool {
-	if s.peek() != want {
-		s.fail(errJSON)
+func (s *Scanner) expect(want byte) bool {
+	if s.Peek() != want {
+		s.Fail(ErrJSON)
 		return false
 	}
 	s.r.ReadByte()
 	return true
 }
 
-// object reads an object, calling f after each key with the scan at its
-// value, which f must read. null is an empty object.
-func (s *scan) object(f func(key string) error) error {
+// Object reads an object, calling f after each key with the scanner at
+// its value, which f must read. null is an empty object.
+func (s *Scanner) Object(f func(key string) error) error {
 	return s.list('{', '}', func() error {
-		key := s.str()
+		key := s.Str()
 		if !s.expect(':') {
 			return s.err
 		}
@@ -81,44 +116,44 @@ func (s *scan) object(f func(key string) error) error {
 	})
 }
 
-// array reads an array, calling f with the scan at each element, which f
-// must read. null is an empty array.
-func (s *scan) array(f func() error) error { return s.list('[', ']', f) }
+// Array reads an array, calling f with the scanner at each element, which
+// f must read. null is an empty array.
+func (s *Scanner) Array(f func() error) error { return s.list('[', ']', f) }
 
 // list reads what open and end enclose, item by item, separated by
 // commas; null is an empty one.
-func (s *scan) list(open, end byte, item func() error) error {
+func (s *Scanner) list(open, end byte, item func() error) error {
 	if s.null() {
 		return s.err
 	}
 	if !s.expect(open) {
 		return s.err
 	}
-	if s.peek() == end {
+	if s.Peek() == end {
 		s.r.ReadByte()
 		return s.err
 	}
 	for s.err == nil {
 		if err := item(); err != nil {
-			s.fail(err)
+			s.Fail(err)
 			break
 		}
-		switch s.peek() {
+		switch s.Peek() {
 		case ',':
 			s.r.ReadByte()
 		case end:
 			s.r.ReadByte()
 			return s.err
 		default:
-			s.fail(errJSON)
+			s.Fail(ErrJSON)
 		}
 	}
 	return s.err
 }
 
 // null reads a null if one comes next.
-func (s *scan) null() bool {
-	if s.peek() != 'n' {
+func (s *Scanner) null() bool {
+	if s.Peek() != 'n' {
 		return false
 	}
 	s.literal()
@@ -126,12 +161,12 @@ func (s *scan) null() bool {
 }
 
 // literal reads a number, true, false or null, without checking it.
-func (s *scan) literal() {
+func (s *Scanner) literal() {
 	for n := 0; s.err == nil; {
 		buf := s.buffered()
 		if buf == nil {
 			if n == 0 || s.atEnd() != io.EOF {
-				s.fail(errJSON)
+				s.Fail(ErrJSON)
 			}
 			return // a document that is one literal
 		}
@@ -140,11 +175,11 @@ func (s *scan) literal() {
 			case ',', '}', ']', ' ', '\t', '\r', '\n':
 				s.r.Discard(i)
 				if n+i == 0 {
-					s.fail(errJSON)
+					s.Fail(ErrJSON)
 				}
 				return
 			case '{', '[', '"', ':':
-				s.fail(errJSON)
+				s.Fail(ErrJSON)
 				return
 			}
 		}
@@ -154,20 +189,20 @@ func (s *scan) literal() {
 }
 
 // atEnd is why the reader has nothing more: io.EOF at the end.
-func (s *scan) atEnd() error {
+func (s *Scanner) atEnd() error {
 	_, err := s.r.Peek(1)
 	return err
 }
 
-// skip reads one value of any kind and size, keeping nothing. An object
+// Skip reads one value of any kind and size, keeping nothing. An object
 // or array is looked at as runs of bytes in the buffer, its strings and
 // brackets told apart, not token by token: managedFields alone is
 // hundreds of them.
-func (s *scan) skip() {
-	switch s.peek() {
+func (s *Scanner) Skip() {
+	switch s.Peek() {
 	case '{', '[':
 	case '"':
-		s.str()
+		s.Str()
 		return
 	default:
 		s.literal()
@@ -177,28 +212,42 @@ func (s *scan) skip() {
 	for s.err == nil {
 		buf := s.buffered()
 		if buf == nil {
-			s.fail(errJSON)
+			s.Fail(ErrJSON)
 			return
 		}
-		for i, b := range buf {
-			switch {
-			case escaped:
-				escaped = false
-			case inString:
+		for i := 0; i < len(buf); i++ {
+			if inString {
+				if escaped {
+					escaped = false
+					continue
+				}
+				for i < len(buf) && plain[buf[i]] {
+					i++
+				}
 				switch {
-				case b == '\\':
+				case i == len(buf):
+				case buf[i] == '\\':
 					escaped = true
-				case b == '"':
+				case buf[i] == '"':
 					inString = false
-				case b < 0x20:
-					s.fail(errJSON)
+				default: // a control character
+					s.Fail(ErrJSON)
 					return
 				}
-			case b == '"':
+				continue
+			}
+			for i < len(buf) && !structural[buf[i]] {
+				i++
+			}
+			if i == len(buf) {
+				break
+			}
+			switch buf[i] {
+			case '"':
 				inString = true
-			case b == '{' || b == '[':
+			case '{', '[':
 				depth++
-			case b == '}' || b == ']':
+			case '}', ']':
 				if depth--; depth == 0 {
 					s.r.Discard(i + 1)
 					return
@@ -209,11 +258,24 @@ func (s *scan) skip() {
 	}
 }
 
-// str reads a string and returns it decoded, or "" when it is longer than
-// maxShort bytes, or null.
-func (s *scan) str() string {
+// Str reads a string and returns it decoded, or "" when it is longer than
+// MaxShort bytes, or null.
+func (s *Scanner) Str() string {
 	if s.null() || !s.expect('"') {
 		return ""
+	}
+	// Most strings are short and plain ASCII, whole in the buffer: read
+	// there, in one step.
+	if buf := s.buffered(); buf != nil {
+		i := 0
+		for i < len(buf) && i <= MaxShort && buf[i] < utf8.RuneSelf && plain[buf[i]] {
+			i++
+		}
+		if i < len(buf) && i <= MaxShort && buf[i] == '"' {
+			str := string(buf[:i])
+			s.r.Discard(i + 1)
+			return str
+		}
 	}
 	var out []byte
 	long := false
@@ -222,7 +284,7 @@ func (s *scan) str() string {
 			return
 		}
 		out = utf8.AppendRune(out, r)
-		if len(out) > maxShort {
+		if len(out) > MaxShort {
 			long, out = true, nil
 		}
 	}
@@ -233,7 +295,7 @@ func (s *scan) str() string {
 		b, err := s.r.ReadByte()
 		switch {
 		case err != nil || b < 0x20:
-			s.fail(errJSON)
+			s.Fail(ErrJSON)
 		case b == '"':
 			if long {
 				return ""
@@ -254,7 +316,7 @@ func (s *scan) str() string {
 
 // skipPlain discards the bytes of a string up to its next quote,
 // backslash or control character, which it leaves.
-func (s *scan) skipPlain() {
+func (s *Scanner) skipPlain() {
 	for {
 		buf := s.buffered()
 		i := 0
@@ -277,11 +339,20 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// structural is whether a byte outside strings is one Skip looks at: a
+// quote or a bracket.
+var structural = func() (t [256]bool) {
+	for _, b := range []byte(`"{}[]`) {
+		t[b] = true
+	}
+	return t
+}()
+
 // escape reads what follows a backslash in a string.
-func (s *scan) escape() rune {
+func (s *Scanner) escape() rune {
 	b, err := s.r.ReadByte()
 	if err != nil {
-		s.fail(errJSON)
+		s.Fail(ErrJSON)
 		return utf8.RuneError
 	}
 	switch b {
@@ -308,19 +379,19 @@ func (s *scan) escape() rune {
 		}
 		return r
 	}
-	s.fail(errJSON)
+	s.Fail(ErrJSON)
 	return utf8.RuneError
 }
 
-func (s *scan) hex4() rune {
+func (s *Scanner) hex4() rune {
 	var h [4]byte
 	if _, err := io.ReadFull(s.r, h[:]); err != nil {
-		s.fail(errJSON)
+		s.Fail(ErrJSON)
 		return utf8.RuneError
 	}
 	v, err := strconv.ParseUint(string(h[:]), 16, 16)
 	if err != nil {
-		s.fail(errJSON)
+		s.Fail(ErrJSON)
 		return utf8.RuneError
 	}
 	return rune(v)
