@@ -29,7 +29,7 @@ type UnregisterCmd struct {
 	MutatingWebhookConfigurations   []string      `name:"mutating-webhook-configuration" required:"" sep:"none" placeholder:"NAME" help:"A MutatingWebhookConfiguration to delete (repeat the flag for more); one already gone is fine."`
 	ValidatingWebhookConfigurations []string      `name:"validating-webhook-configuration" sep:"none" placeholder:"NAME" help:"A ValidatingWebhookConfiguration to delete too (repeat the flag for more)."`
 	PolicyBindings                  []string      `name:"validating-admission-policy-binding" sep:"none" placeholder:"NAME" help:"A ValidatingAdmissionPolicyBinding to delete too (repeat the flag for more)."`
-	Settle                          time.Duration `name:"settle" default:"2s" placeholder:"DURATION" help:"Then wait this long: every API server drops a deleted registration once its watch delivers the deletion, within milliseconds when healthy; nothing the API offers says when it has (default ${default})."`
+	Settle                          time.Duration `name:"settle" default:"2s" placeholder:"DURATION" help:"After the validating objects, and again after the mutating configuration, wait this long: every API server drops a deleted registration once its watch delivers the deletion, within milliseconds when healthy; nothing the API offers says when it has (default ${default})."`
 	Timeout                         time.Duration `name:"timeout" default:"1m" nonzero:"" placeholder:"DURATION" help:"Give up on the API server after this (default ${default})."`
 	Kubeconfig                      string        `name:"kubeconfig" placeholder:"PATH" help:"Kubeconfig to use. Default: in-cluster (the hook's ServiceAccount, which may delete the named configurations and nothing else)."`
 	cli.LogOptions
@@ -56,33 +56,47 @@ func (u *UnregisterCmd) run(log *slog.Logger) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), u.Timeout)
 	defer cancel()
-	for _, o := range []struct {
-		kind, resource string
-		names          []string
-	}{
-		{"ValidatingWebhookConfiguration", "validatingwebhookconfigurations", u.ValidatingWebhookConfigurations},
-		{"ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", u.PolicyBindings},
-		{"MutatingWebhookConfiguration", "mutatingwebhookconfigurations", u.MutatingWebhookConfigurations},
+	// What validates first, then the mutating registration, each followed
+	// by the settle: the API servers' watches of the two kinds are their
+	// own, and a policy still bound when the webhook no longer injects
+	// would refuse the Job Pods it was there to let through.
+	for _, stage := range [][]registration{
+		{{"ValidatingWebhookConfiguration", "validatingwebhookconfigurations", u.ValidatingWebhookConfigurations},
+			{"ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", u.PolicyBindings}},
+		{{"MutatingWebhookConfiguration", "mutatingwebhookconfigurations", u.MutatingWebhookConfigurations}},
 	} {
-		for _, name := range o.names {
-			err := client.Delete().Resource(o.resource).Name(name).Do(ctx).Error()
-			switch {
-			case apierrors.IsNotFound(err):
-				log.Info(o.kind+" already gone", "name", name)
-			case err != nil:
-				return fmt.Errorf("delete %s %s: %w", o.kind, name, err)
-			default:
-				log.Info(o.kind+" deleted: the API server calls it no more", "name", name)
+		deleted := 0
+		for _, o := range stage {
+			for _, name := range o.names {
+				err := client.Delete().Resource(o.resource).Name(name).Do(ctx).Error()
+				switch {
+				case apierrors.IsNotFound(err):
+					log.Info(o.kind+" already gone", "name", name)
+				case err != nil:
+					return fmt.Errorf("delete %s %s: %w", o.kind, name, err)
+				default:
+					deleted++
+					log.Info(o.kind+" deleted: the API server calls it no more", "name", name)
+				}
 			}
 		}
-	}
-	log.Info("waiting for the API servers to drop the registrations", "settle", u.Settle)
-	select {
-	case <-time.After(u.Settle):
-	case <-ctx.Done():
-		return fmt.Errorf("waiting --settle %s: %w (--timeout %s)", u.Settle, ctx.Err(), u.Timeout)
+		if deleted == 0 {
+			continue
+		}
+		log.Info("waiting for the API servers to drop the registrations", "settle", u.Settle)
+		select {
+		case <-time.After(u.Settle):
+		case <-ctx.Done():
+			return fmt.Errorf("waiting --settle %s: %w (--timeout %s)", u.Settle, ctx.Err(), u.Timeout)
+		}
 	}
 	return nil
+}
+
+// registration is the objects of one kind unregister deletes.
+type registration struct {
+	kind, resource string
+	names          []string
 }
 
 // registrationClient is a REST client for admissionregistration.k8s.io/v1
