@@ -1,5 +1,7 @@
 //go:build e2e
 
+// The helpers every webhook case shares (registration, probes, metrics, owned Pods): long because they are one
+// vocabulary, read together.
 package e2e
 
 import (

@@ -1,3 +1,4 @@
+// Prepare, the plan and its injection: long because they are the one path both front ends take, in order.
 package inject
 
 import (

@@ -1,4 +1,5 @@
-// Package jsonscan reads JSON a token at a time from a stream: the
+// Package jsonscan reads JSON a token at a time from a stream (long because
+// the grammar, its fast paths and its bounds belong together): the
 // product's one JSON reader where encoding/json's decoding would hold or
 // build more than is needed. The webhook reads a busy, slow or oversized
 // admission review with it (a sketch of the Pod, never the whole), cuts

@@ -1,3 +1,4 @@
+// Every edit read back as kubectl reads it: long because the table of layouts is the test.
 package kubectl
 
 import (

@@ -1,3 +1,5 @@
+// The loop that owns what the cluster offers, through its versions and Nodes: long because each change a cluster
+// goes through is a case.
 package webhook
 
 import (
