@@ -2,6 +2,7 @@
 
 // The helpers every webhook case shares (registration, probes, metrics, owned Pods): long because they are one
 // vocabulary, read together.
+
 package e2e
 
 import (

@@ -1,5 +1,6 @@
 // ApplyDecoded held to the API server's JSON Patch library, case by case and by fuzzing: long because the table of
 // RFC 6902 corner cases is the point.
+
 package inject
 
 import (

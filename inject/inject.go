@@ -1,4 +1,5 @@
 // Prepare, the plan and its injection: long because they are the one path both front ends take, in order.
+
 package inject
 
 import (

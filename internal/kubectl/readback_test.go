@@ -1,4 +1,5 @@
 // Every edit read back as kubectl reads it: long because the table of layouts is the test.
+
 package kubectl
 
 import (

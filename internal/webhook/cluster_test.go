@@ -1,5 +1,6 @@
 // The loop that owns what the cluster offers, through its versions and Nodes: long because each change a cluster
 // goes through is a case.
+
 package webhook
 
 import (
