@@ -86,7 +86,7 @@ func shippedServingCert(t *testing.T) servingCert {
 	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "job-signal-webhook.job-signal-system.svc"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    []string{serviceLikeHost(t), "job-signal-webhook.job-signal-system.svc"},
+		DNSNames:    []string{serviceLikeHost(t), "localhost", "job-signal-webhook.job-signal-system.svc"},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
