@@ -45,22 +45,22 @@ func TestWebhookMetricsPort(t *testing.T) {
 	s := newSpace(t, "webhook-metrics")
 	hook := installChart(t, []string{s.ns}, "replicaCount=1", "networkPolicy.enabled=false") // returns once the API server's call injected a Pod
 	pod := hook.pods()[0].Name
-	proxy := func(verb, path string, body []byte) ([]byte, int) {
+	proxy := func(verb, path string, body []byte) ([]byte, int, error) {
 		req := kube.Client().CoreV1().RESTClient().Verb(verb).Namespace(hook.namespace).Resource("pods").
 			Name("http:" + pod + ":9090").SubResource("proxy").Suffix(path)
 		if body != nil {
 			req = req.Body(body).SetHeader("Content-Type", "application/json")
 		}
 		var code int
-		out, _ := req.Do(s.ctx).StatusCode(&code).Raw()
-		return out, code
+		out, err := req.Do(s.ctx).StatusCode(&code).Raw()
+		return out, code, err
 	}
 	review := webhooktest.ReviewOf(t, gatedPod("probe", busyboxImage, []string{"/app"}))
-	if _, code := proxy("POST", "mutate", review); code != http.StatusNotFound {
-		t.Errorf("POST /mutate on the metrics port: %d; want 404", code)
+	if _, code, err := proxy("POST", "mutate", review); code != http.StatusNotFound {
+		t.Errorf("POST /mutate on the metrics port: %d (%v); want 404", code, err)
 	}
 	for _, path := range []string{"metrics", "healthz"} {
-		body, code := proxy("GET", path, nil)
+		body, code, _ := proxy("GET", path, nil)
 		if code != http.StatusOK || path == "metrics" && !strings.Contains(string(body), `job_signal_webhook_admissions_total{outcome="injected"`) {
 			t.Errorf("GET /%s on the metrics port: %d: %.300s", path, code, body)
 		}

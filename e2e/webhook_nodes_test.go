@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/job-signal/job-signal/inject"
@@ -61,7 +62,7 @@ func TestWebhookNodeSkew(t *testing.T) {
 
 	name := "e2e-old-kubelet-" + s.ns
 	nodes := kube.Client().CoreV1().Nodes()
-	node, err := nodes.Create(s.ctx, &corev1.Node{
+	_, err := nodes.Create(s.ctx, &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.NodeSpec{Unschedulable: true,
 			Taints: []corev1.Taint{{Key: "job-signal.dev/e2e-no-kubelet", Effect: corev1.TaintEffectNoSchedule}}},
@@ -79,8 +80,18 @@ func TestWebhookNodeSkew(t *testing.T) {
 			}
 		}
 	})
-	node.Status.NodeInfo.KubeletVersion = "v1.30.0"
-	if _, err := nodes.UpdateStatus(s.ctx, node, metav1.UpdateOptions{}); err != nil {
+	// The node lifecycle controller may change the new Node first (its
+	// taints): read it again until the status is written.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := nodes.Get(s.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		node.Status.NodeInfo.KubeletVersion = "v1.30.0"
+		_, err = nodes.UpdateStatus(s.ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if native {
