@@ -90,7 +90,7 @@ func (l *certLoop) write(ctx context.Context, secret *corev1.Secret, state servi
 	defer cancel()
 	err := l.m.Core.Put().Namespace(secret.Namespace).Resource("secrets").Name(secret.Name).Body(secret).Do(ctx).Error()
 	if apierrors.IsConflict(err) {
-		l.cfg.Log.Debug("another replica changed the certificate's Secret first: reading it again", "step", d.Step.String())
+		l.cfg.Log.Debug("another replica changed the certificate's Secret first: reading it again", "wanted", d.Step.String())
 		return nil
 	}
 	if err != nil {
