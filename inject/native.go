@@ -1,3 +1,6 @@
+// The native form: moving sidecars to initContainers and back, with the record uninject needs: long because
+// the move, its record and its undo must be read together.
+
 package inject
 
 import (

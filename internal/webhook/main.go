@@ -1,3 +1,6 @@
+// The webhook command: its flags, its API readers and the listeners it serves: long because the flags and
+// what each starts are one reading of the command.
+
 package webhook
 
 import (
