@@ -118,7 +118,7 @@ func (b *bench) scaleRows(kube string, output []byte, refName, why string) error
 	latency.note = fmt.Sprintf("server-side dry-run creations of a Job's Pod as an application's chart and the Job controller make it "+
 		"(internal/testing/webhooktest.AppJobPod, run by e2e/webhookclient_test.go: jobPodLike; every command given) from %d clients at once, every other one in a namespace the "+
 		"webhook is not registered for (the reference); after %d to warm up; the webhook as shipped (mode auto, JSON logs at info, "+
-		"the chart's RSA 2048 serving certificate), called as behind a Service: over HTTP/1.1 through the API server's pool of "+
+		"the serving certificate the chart's default issues, ECDSA P-256), called as behind a Service: over HTTP/1.1 through the API server's pool of "+
 		"connections (registered under the host name, which is 127.0.0.1; 127.0.0.1 itself would be called with HTTP/2)", this.clients, 4*this.clients)
 
 	perPod := this.perPod()

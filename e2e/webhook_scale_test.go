@@ -24,7 +24,7 @@ import (
 
 // TestWebhookScale: the webhook at scale, through the API server, called
 // as in a cluster (webhookclient_test.go: over HTTP/1.1 with the API
-// server's pool of connections, each handshake with the chart's RSA key),
+// server's pool of connections, each handshake with the key the chart's default issues),
 // as shipped (mode auto, JSON logs at info). n server-side dry-run
 // creations (E2E_WEBHOOK_SCALE_PODS, default 1000) of a Job's Pod
 // (jobPodLike) from 32 clients at once, alternating between a namespace

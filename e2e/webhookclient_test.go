@@ -3,13 +3,8 @@
 package e2e
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"slices"
@@ -18,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/job-signal/job-signal/internal/servingcert"
 	"github.com/job-signal/job-signal/internal/testing/webhooktest"
 )
 
@@ -33,10 +29,10 @@ import (
 // is 127.0.0.1 (the same address, named as no rule of the API server's
 // knows it), it is called as behind a Service. "localhost." would be
 // such a name, but Go's resolver, the API server's, does not look a name
-// with its final dot up in /etc/hosts. Its serving certificate is what the chart generates (Helm's
-// genCA and genSignedCert: RSA 2048, as cert-manager's default too), not
-// the suite's ECDSA one: each TLS handshake the API server opens costs
-// the webhook one signature with that key.
+// with its final dot up in /etc/hosts. Its serving certificate is the one
+// the chart's default has the webhook issue (shippedServingCert): each TLS
+// handshake the API server opens costs the webhook one signature with
+// its key.
 
 // serviceLikeHost is the name the API server calls the webhook by: this
 // machine's host name, when it is 127.0.0.1 (as /etc/hosts says on most
@@ -56,46 +52,20 @@ func serviceLikeHost(t *testing.T) string {
 }
 
 // shippedServingCert is a CA and a serving certificate for
-// serviceLikeHost and 127.0.0.1, both RSA 2048 as the chart generates
-// them.
+// serviceLikeHost, localhost and 127.0.0.1, issued as the chart's default
+// (certificates.source: generate) issues them: by the webhook itself,
+// servingcert.Issue, ECDSA P-256.
 func shippedServingCert(t *testing.T) servingCert {
 	t.Helper()
-	caKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial := func() *big.Int {
-		n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-		return n
-	}
-	caTmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "job-signal-webhook CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, BasicConstraintsValid: true, IsCA: true}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "job-signal-webhook.job-signal-system.svc"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    []string{serviceLikeHost(t), "localhost", "job-signal-webhook.job-signal-system.svc"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	issued, err := servingcert.Issue([]string{serviceLikeHost(t), "localhost", "job-signal-webhook.job-signal-system.svc", "127.0.0.1"},
+		24*time.Hour, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return servingCert{
-		cert: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		key:  pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
-		ca:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		cert: issued.Pair.CertPEM,
+		key:  issued.Pair.KeyPEM,
+		ca:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: issued.CA.Raw}),
 	}
 }
 
