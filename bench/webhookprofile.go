@@ -57,7 +57,7 @@ var webhookParts = []struct{ name, funcs string }{
 	{"TLS handshakes", "crypto/tls.(*Conn).serverHandshake"},
 	{"inject reading the Pod (inject.PrepareFor)", "inject.PrepareFor"},
 	{"inject deciding the changes (Plan.Inject)", "inject.(*Plan).Inject"},
-	{"the webhook reading the Pod's metadata (readPod)", "webhook.readPod"},
+	{"the webhook reading the Pod (readPod: decoding it once, for itself and inject)", "webhook.readPod"},
 	{"writing the JSON Patch", "webhook.setPatch inject.Patch"},
 	{"LimitRanges", "webhook.fitOps webhook.(*Config).limitRanges"},
 	{"writing the AdmissionReview", "webhook.writeReview"},

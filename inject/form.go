@@ -82,6 +82,16 @@ func PrepareFor(data []byte, target Target) (*Plan, error) {
 	return prepare(t, target)
 }
 
+// PrepareParsedFor is PrepareFor of data that Parse decoded into raw
+// already (raw is the template's from then on).
+func PrepareParsedFor(data []byte, raw map[string]any, target Target) (*Plan, error) {
+	t, err := templateOf(raw, memberBytes(data, "spec"))
+	if err != nil {
+		return nil, err
+	}
+	return prepare(t, target)
+}
+
 // PrepareDecodedFor is PrepareDecoded with the form chosen for target.
 func PrepareDecodedFor(raw map[string]any, target Target) (*Plan, error) {
 	t, err := readDecoded(raw)

@@ -43,6 +43,18 @@ type template struct {
 // readTemplate parses the JSON of a Pod template: an object with metadata
 // and spec.
 func readTemplate(data []byte) (*template, error) {
+	raw, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return templateOf(raw, memberBytes(data, "spec"))
+}
+
+// Parse decodes the JSON of a Pod template (or a Pod) as readTemplate
+// does: nested no deeper than MaxDepth, numbers kept as written. A caller
+// that reads the object before preparing it (the webhook) decodes it
+// once, with Parse, and prepares it with PrepareParsedFor.
+func Parse(data []byte) (map[string]any, error) {
 	if err := checkDepth(data); err != nil {
 		return nil, err
 	}
@@ -52,7 +64,7 @@ func readTemplate(data []byte) (*template, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)
 	}
-	return templateOf(raw, memberBytes(data, "spec"))
+	return raw, nil
 }
 
 // readDecoded is readTemplate of a template decoded already: nested no

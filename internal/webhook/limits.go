@@ -115,8 +115,8 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer c.inFlight.Add(-1)
-	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
+	review, err := decodeReview(body)
+	if err != nil || review.Request == nil {
 		if err == nil {
 			err = errors.New("no request")
 		}
@@ -124,13 +124,9 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "want an admission.k8s.io/v1 AdmissionReview with a request: "+oneLine(err.Error(), maxReason), http.StatusBadRequest)
 		return
 	}
-	body = nil // the review holds the object: let the collector have the rest
-	if review.Request.Kind.Kind == "Pod" {
-		review.Request.Object.Raw = withoutManagedFields(review.Request.Object.Raw)
-	}
 	ctx, cancelReview := context.WithDeadline(r.Context(), start.Add(RequestTimeout))
 	defer cancelReview()
-	resp := c.Review(ctx, review.Request)
+	resp := c.reviewDecoded(ctx, review.Request, review.pod)
 	writeReview(w, review.TypeMeta, resp, c.Log)
 	c.Log.Debug("reviewed", "uid", review.Request.UID, "elapsed", time.Since(start), "read", read)
 }

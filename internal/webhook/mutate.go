@@ -117,6 +117,12 @@ func Decide(pod *corev1.Pod) (bool, string, string) {
 // Review answers one admission request, a Pod's or a Job's, and counts
 // it.
 func (c *Config) Review(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	return c.reviewDecoded(ctx, req, nil)
+}
+
+// reviewDecoded is Review of a request whose Pod was decoded already
+// (inject.Parse of req.Object.Raw), or not yet (obj nil).
+func (c *Config) reviewDecoded(ctx context.Context, req *admissionv1.AdmissionRequest, obj map[string]any) *admissionv1.AdmissionResponse {
 	c.setup()
 	start := time.Now()
 	var resp *admissionv1.AdmissionResponse
@@ -125,13 +131,13 @@ func (c *Config) Review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	if isJob(req) {
 		resp, o, class = c.reviewJob(req)
 	} else {
-		resp, o, class = c.review(ctx, req)
+		resp, o, class = c.review(ctx, req, obj)
 	}
 	c.Metrics.admitted(o, class, time.Since(start))
 	return resp
 }
 
-func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) (resp *admissionv1.AdmissionResponse, o outcome, class string) {
+func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest, obj map[string]any) (resp *admissionv1.AdmissionResponse, o outcome, class string) {
 	resp = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	log := c.Log.With("uid", req.UID, "namespace", req.Namespace, "name", req.Name)
 	var pod *corev1.Pod
@@ -144,7 +150,7 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 	if req.Kind.Kind != "Pod" || req.Kind.Group != "" || req.Operation != admissionv1.Create {
 		return resp, unchanged, reasonNotPod
 	}
-	pod, err := readPod(req.Object.Raw)
+	pod, obj, err := readPod(req.Object.Raw, obj)
 	if err != nil {
 		return c.answer(req.UID, nil, nil, fail(reasonUnreadable, fmt.Errorf("cannot read the Pod: %w", err)), log)
 	}
@@ -161,7 +167,7 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest) 
 		log.Info("left as it is: job-signal was added to it by hand")
 		return resp, unchanged, reasonHandWired
 	}
-	m, nothing, err := c.mutate(ctx, req.Namespace, req.Object.Raw, pod)
+	m, nothing, err := c.mutate(ctx, req.Namespace, req.Object.Raw, obj, pod)
 	switch {
 	case err != nil:
 		return c.answer(req.UID, req.Object.Raw, pod, err, log)

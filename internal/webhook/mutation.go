@@ -27,11 +27,12 @@ type mutated struct {
 	class    string // a bounded class of why: the metrics' label (formClass)
 }
 
-// mutate injects pod (raw, as the API server sent it) in the form the
-// webhook's mode and cluster choose (target), decided once by inject; or
-// says why the Pod needs nothing; or fails saying why it cannot.
-func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, pod *corev1.Pod) (m mutated, nothing string, err error) {
-	plan, err := inject.PrepareFor(raw, c.target())
+// mutate injects pod (raw, as the API server sent it, and obj, raw as
+// inject.Parse decoded it) in the form the webhook's mode and cluster
+// choose (target), decided once by inject; or says why the Pod needs
+// nothing; or fails saying why it cannot.
+func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, obj map[string]any, pod *corev1.Pod) (m mutated, nothing string, err error) {
+	plan, err := inject.PrepareParsedFor(raw, obj, c.target())
 	if errors.Is(err, inject.ErrNotNative) {
 		return m, "", fail(reasonNotNative, err)
 	}
