@@ -16,7 +16,7 @@ Duration: 7.38s, Total samples = 2.77s (37.54%)
              net/http.(*conn).serve
 -----------+-------------------------------------------------------
       20ms   encoding/json.Unmarshal
-             github.com/job-signal/job-signal/inject.PrepareFor
+             github.com/job-signal/job-signal/inject.PrepareParsedFor
              github.com/job-signal/job-signal/internal/webhook.(*Config).mutate
              github.com/job-signal/job-signal/internal/webhook.(*Config).serveMutate
 -----------+-------------------------------------------------------
@@ -32,7 +32,7 @@ Duration: 7.38s, Total samples = 2.77s (37.54%)
 	if total != 1260*time.Millisecond {
 		t.Errorf("total %s", total)
 	}
-	want := map[string]time.Duration{"TLS handshakes": 10 * time.Millisecond, "inject reading the Pod (inject.PrepareFor)": 20 * time.Millisecond,
+	want := map[string]time.Duration{"TLS handshakes": 10 * time.Millisecond, "inject reading the Pod (inject.PrepareParsedFor: the PodSpec, strictly)": 20 * time.Millisecond,
 		"garbage collection": 30 * time.Millisecond, "the rest (the runtime, client-go's watch of LimitRanges)": 1200 * time.Millisecond}
 	if len(parts) != len(want) {
 		t.Errorf("parts %v", parts)
