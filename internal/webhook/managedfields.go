@@ -25,9 +25,21 @@ func withoutManagedFields(raw []byte) []byte {
 		return raw
 	}
 	s := jsonscan.New(bytes.NewReader(raw), 4<<10)
+	from, to := managedFields(s)
+	if s.Err() != nil || from < 0 {
+		return raw
+	}
+	return cut(raw, from, to)
+}
+
+// managedFields reads the object at s and says where its member
+// metadata.managedFields is, with the comma it takes along, in s's
+// offsets (-1, -1: it has none). The scanner stops (errTwice) when either
+// key comes twice, or metadata is not an object.
+func managedFields(s *jsonscan.Scanner) (from, to int) {
 	at := s.Offset
 	var metadatas, fields int
-	from, to := -1, -1
+	from, to = -1, -1
 	s.Object(func(key string) error {
 		if key != "metadata" {
 			s.Skip()
@@ -55,9 +67,11 @@ func withoutManagedFields(raw []byte) []byte {
 			return s.Err()
 		})
 	})
-	if s.Err() != nil || from < 0 {
-		return raw
-	}
+	return from, to
+}
+
+// cut is raw without its bytes from from to to, in a new slice.
+func cut(raw []byte, from, to int) []byte {
 	out := make([]byte, 0, len(raw)-(to-from))
 	return append(append(out, raw[:from]...), raw[to:]...)
 }

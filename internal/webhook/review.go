@@ -54,6 +54,7 @@ var (
 func scanReview(body []byte) (r decodedReview, ok bool) {
 	s := jsonscan.New(bytes.NewReader(body), 4<<10)
 	var object []byte
+	cutAlready := false // object is without its managedFields already
 	requests, objects := 0, 0
 	// member decodes the value at the scanner into v with encoding/json,
 	// or (v nil) checks that it is JSON.
@@ -104,8 +105,17 @@ func scanReview(body []byte) (r decodedReview, ok bool) {
 					objects++
 					s.Peek()
 					from := s.Offset()
-					s.Skip()
-					object = body[from:s.Offset()]
+					if q.Kind.Kind == "Pod" && s.Peek() == '{' { // the API server sends kind first
+						cutFrom, cutTo := managedFields(s)
+						if s.Err() == nil && cutFrom >= 0 {
+							object = cut(body[from:s.Offset()], cutFrom-from, cutTo-from)
+							cutAlready = true
+							return nil
+						}
+					} else {
+						s.Skip()
+					}
+					object, cutAlready = body[from:s.Offset()], false
 					return s.Err()
 				case "uid":
 					return member(&q.UID)
@@ -158,7 +168,10 @@ func scanReview(body []byte) (r decodedReview, ok bool) {
 		r.Request.Object.Raw = object
 		return r, true
 	}
-	r.Request.Object.Raw = withoutManagedFields(object)
+	if !cutAlready {
+		object = withoutManagedFields(object)
+	}
+	r.Request.Object.Raw = object
 	if r.pod, err = inject.Parse(r.Request.Object.Raw); err != nil {
 		return decodedReview{}, false
 	}
