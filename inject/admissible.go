@@ -3,6 +3,7 @@ package inject
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,12 +40,7 @@ func admissible(spec *corev1.PodSpec) error {
 	injected := *spec
 	injected.InitContainers = append([]corev1.Container{installer()}, spec.InitContainers...)
 	aggregate := resourcehelper.AggregateContainerRequests(&corev1.Pod{Spec: injected}, resourcehelper.PodResourcesOptions{ExcludeOverhead: true})
-	names := make([]corev1.ResourceName, 0, len(spec.Resources.Requests))
-	for name := range spec.Resources.Requests {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(spec.Resources.Requests)) {
 		pod := spec.Resources.Requests[name]
 		need, ok := aggregate[name]
 		if !resourcehelper.IsSupportedPodLevelResource(name) || !ok || need.Cmp(pod) <= 0 {

@@ -219,7 +219,7 @@ func (pl *Plan) checkWrapped() error {
 		if pl.p.roles[c.Name] == roleIgnored {
 			continue
 		}
-		if tool := wrappedBy(concat(c.Command, c.Args), c.Env); tool != "" {
+		if tool := wrappedBy(slices.Concat(c.Command, c.Args), c.Env); tool != "" {
 			return fmt.Errorf("container %q already runs under %s, which does what job-signal does: %s", c.Name, tool, migrationHint(tool, c.Name))
 		}
 	}

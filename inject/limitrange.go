@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -97,7 +98,7 @@ func resourcesValue(r corev1.ResourceRequirements) Fields {
 			continue
 		}
 		var q Fields
-		for _, name := range sortedNames(side.list) {
+		for _, name := range slices.Sorted(maps.Keys(side.list)) {
 			v := side.list[name]
 			q = append(q, Field{Key: string(name), Value: v.String()})
 		}

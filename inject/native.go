@@ -85,7 +85,7 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 			line := pl.known[c.Name]
 			if line == nil {
 				if line, _ = Effective(c, img); line == nil {
-					line = concat(c.Command, c.Args)
+					line = slices.Concat(c.Command, c.Args)
 				}
 			}
 			s.tableReady = fromTable(row.Ready, line, c.Env)

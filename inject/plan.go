@@ -3,6 +3,8 @@ package inject
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -158,7 +160,7 @@ func (p *plan) isSidecar(name string) bool { return p.roles[name] == roleSidecar
 // checkReferences checks every annotation that names containers against
 // the roles, and the start and stop orders for cycles.
 func (p *plan) checkReferences() error {
-	for _, name := range sortedKeys(p.s.sidecar) {
+	for _, name := range slices.Sorted(maps.Keys(p.s.sidecar)) {
 		if !p.isSidecar(name) {
 			return fmt.Errorf("annotations %s*.%s: %q %s", Prefix, name, name, p.what(name))
 		}

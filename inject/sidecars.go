@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -209,7 +210,7 @@ func knownSidecar(image string) *KnownSidecar {
 // vault's), or a name that says so.
 func sidecarOf(c *corev1.Container, k *KnownSidecar) string {
 	switch {
-	case k.isSidecar(concat(c.Command, c.Args)):
+	case k.isSidecar(slices.Concat(c.Command, c.Args)):
 		return k.Name
 	case sidecarNamedSo(c.Name):
 		return "named so"

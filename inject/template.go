@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
 	"strings"
 	"sync"
 
@@ -226,7 +225,9 @@ func checkSpelling(strict []error) error {
 	return errors.Join(errs...)
 }
 
-var fieldNamesOnce = sync.OnceValue(func() map[string]string {
+// fieldNames maps the lower-case spelling of every field of a Pod template
+// to its right spelling.
+var fieldNames = sync.OnceValue(func() map[string]string {
 	names := map[string]string{}
 	seen := map[reflect.Type]bool{}
 	var walk func(reflect.Type)
@@ -250,17 +251,3 @@ var fieldNamesOnce = sync.OnceValue(func() map[string]string {
 	walk(reflect.TypeFor[corev1.PodTemplateSpec]())
 	return names
 })
-
-// fieldNames maps the lower-case spelling of every field of a Pod template
-// to its right spelling.
-func fieldNames() map[string]string { return fieldNamesOnce() }
-
-// sortedKeys lists a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
