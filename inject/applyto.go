@@ -144,8 +144,6 @@ func (w *writer) ownList(l []any) []any {
 	return out
 }
 
-var pointerDecoder = strings.NewReplacer("~1", "/", "~0", "~")
-
 // at calls last with the container of the value path points to and its
 // last token (RFC 6901: "~1" is "/", "~0" is "~"), and returns node with
 // the container last returns in its place. Every container on the way
@@ -162,9 +160,7 @@ func (w *writer) at(node any, path string, last func(container any, key string) 
 
 func (w *writer) walk(node any, rest string, last func(container any, key string) (any, error)) (any, error) {
 	token, rest, more := strings.Cut(rest, "/")
-	if strings.IndexByte(token, '~') >= 0 {
-		token = pointerDecoder.Replace(token)
-	}
+	token = unescape(token)
 	if !more {
 		return last(node, token)
 	}

@@ -154,11 +154,9 @@ func nothingToDo(spec *corev1.PodSpec) string {
 // Kubernetes stops itself, and that this leaves job-signal nothing to do:
 // the end of the note for a Pod that has them ("" when it has none).
 func nativeOnes(spec *corev1.PodSpec) string {
-	var names []string
-	for _, c := range spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			names = append(names, strconv.Quote(c.Name))
-		}
+	names := nativeSidecars(spec)
+	for i, n := range names {
+		names[i] = strconv.Quote(n)
 	}
 	switch len(names) {
 	case 0:

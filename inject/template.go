@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -66,24 +69,21 @@ func readDecoded(raw map[string]any) (*template, error) {
 // tooDeep says whether objects and lists nest in v more than levels deep
 // (v itself is one), as checkDepth counts them in JSON.
 func tooDeep(v any, levels int) bool {
+	var items iter.Seq[any]
 	switch v := v.(type) {
 	case map[string]any:
-		if levels == 0 {
-			return true
-		}
-		for _, e := range v {
-			if tooDeep(e, levels-1) {
-				return true
-			}
-		}
+		items = maps.Values(v)
 	case []any:
-		if levels == 0 {
+		items = slices.Values(v)
+	default:
+		return false
+	}
+	if levels == 0 {
+		return true
+	}
+	for e := range items {
+		if tooDeep(e, levels-1) {
 			return true
-		}
-		for _, e := range v {
-			if tooDeep(e, levels-1) {
-				return true
-			}
 		}
 	}
 	return false
@@ -148,14 +148,10 @@ func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
 
 // member reads an object member that may be absent or null.
 func member(obj map[string]any, key string) (map[string]any, presence, error) {
-	v, ok := obj[key]
-	switch {
-	case !ok:
-		return nil, absent, nil
-	case v == nil:
-		return nil, null, nil
+	if state := presenceOf(obj, key); state != present {
+		return nil, state, nil
 	}
-	m, ok := v.(map[string]any)
+	m, ok := obj[key].(map[string]any)
 	if !ok {
 		return nil, present, fmt.Errorf("%s must be an object", key)
 	}
