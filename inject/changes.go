@@ -64,9 +64,6 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		if was != "" {
 			cr.Was["volumeMounts"] = was
 		}
-		if len(cr.Was) == 0 {
-			cr.Was = nil
-		}
 		rec.Containers = append(rec.Containers, cr)
 	}
 	spec := Pointer("spec")
@@ -85,9 +82,6 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		rec.Was["volumes"] = was
 	}
 	warnings = append(warnings, budgetWarnings(t.spec.TerminationGracePeriodSeconds, p.sidecars, grace, quit, p.stop)...)
-	if len(rec.Signals) == 0 {
-		rec.Signals = nil
-	}
 	ops = append(ops, setAnnotation(t, &rec))
 	return ops, warnings, nil
 }
@@ -116,9 +110,6 @@ func setAnnotation(t *template, rec *record) Op {
 	case t.annState != present:
 		rec.Was["annotations"] = t.annState.String()
 		return Op{Op: "add", Path: "/metadata/annotations", Value: Fields{{AnnotationInjected, rec.encode()}}, Keep: "annotations"}
-	}
-	if len(rec.Was) == 0 {
-		rec.Was = nil
 	}
 	return Op{Op: "add", Path: key, Value: rec.encode()}
 }
