@@ -77,7 +77,7 @@ type settings struct {
 	waitFor    []string
 	hasWaitFor bool
 	main1      map[string]string            // main options other than wait-for, by key
-	podWide    map[string]string            // by key
+	podWide    map[string]string            // by key, PodWide options only
 	sidecar    map[string]map[string]string // by container, then key
 	exitCodes  judged                       // AnnotationExitCodeRules
 }

@@ -159,7 +159,7 @@ func KnownImage(n Need) (cfg ImageConfig, ok bool) {
 	}
 	repo, tag := splitReference(n.Image)
 	for _, b := range imageBuilds[k.Name] {
-		if b.cmdUnknown && n.needsCmd || !b.servesRepository(repo) {
+		if b.cmdUnknown && n.needsCmd || !matchesRepository(repo, b.repositories) {
 			continue
 		}
 		if b.servesTag(tag) {
@@ -187,15 +187,6 @@ func splitReference(image string) (repo, tag string) {
 		repo = "library/" + repo
 	}
 	return repo, tag
-}
-
-func (b *imageBuild) servesRepository(repo string) bool {
-	for _, r := range b.repositories {
-		if repo == r || strings.HasSuffix(repo, "/"+r) {
-			return true
-		}
-	}
-	return false
 }
 
 // servesTag says whether tag names a version in the build's range, with

@@ -48,10 +48,7 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 			if v, ok := own[key]; ok {
 				return v
 			}
-			if o, _ := option(key); o.PodWide {
-				return p.s.podWide[key]
-			}
-			return ""
+			return p.s.podWide[key] // only PodWide options are there
 		}
 		s := sidecarNeeds{name: c.Name, startupProbe: c.StartupProbe, readinessProbe: c.ReadinessProbe,
 			quitURL: own["quit-url"], restart: setting("restart"), stopAfter: p.stop[c.Name],

@@ -195,14 +195,17 @@ func repository(image string) string {
 func knownSidecar(image string) *KnownSidecar {
 	repo := repository(image)
 	for i := range KnownSidecars {
-		k := &KnownSidecars[i]
-		for _, pattern := range k.Images {
-			if repo == pattern || strings.HasSuffix(repo, "/"+pattern) {
-				return k
-			}
+		if matchesRepository(repo, KnownSidecars[i].Images) {
+			return &KnownSidecars[i]
 		}
 	}
 	return nil
+}
+
+// matchesRepository says whether repo is one of patterns or ends with "/"
+// and one of them.
+func matchesRepository(repo string, patterns []string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool { return repo == p || strings.HasSuffix(repo, "/"+p) })
 }
 
 // sidecarOf says which sidecar a container surely is, "" when it may be
