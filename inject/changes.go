@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"time"
 
@@ -102,16 +103,17 @@ func addItems(base, key string, obj map[string]any, place string, items ...any) 
 // setAnnotation writes the record, creating metadata and annotations when
 // they are absent or null (which the record itself then says).
 func setAnnotation(t *template, rec *record) Op {
-	key := Pointer("metadata", "annotations", AnnotationInjected)
 	switch {
 	case t.metadata != present:
 		rec.Was["metadata"] = t.metadata.String()
-		return Op{Op: "add", Path: "/metadata", Value: Fields{{"annotations", Fields{{AnnotationInjected, rec.encode()}}}}, Keep: "metadata"}
 	case t.annState != present:
 		rec.Was["annotations"] = t.annState.String()
-		return Op{Op: "add", Path: "/metadata/annotations", Value: Fields{{AnnotationInjected, rec.encode()}}, Keep: "annotations"}
 	}
-	return Op{Op: "add", Path: key, Value: rec.encode()}
+	op := annotationOps(t.metadata, t.annState, Fields{{AnnotationInjected, rec.encode()}})[0]
+	if op.Path == "/metadata" || op.Path == "/metadata/annotations" {
+		op.Keep = path.Base(op.Path) // the place created: "metadata" or "annotations"
+	}
+	return op
 }
 
 // commandOps moves the container's command line into args and puts the

@@ -153,17 +153,16 @@ func fitContainer(r *corev1.ResourceRequirements, ranges []corev1.LimitRange) {
 		r.Limits = corev1.ResourceList{}
 	}
 	items := containerItems(ranges)
+	setDefaults := func(list, defaults corev1.ResourceList) {
+		for name, q := range defaults {
+			if _, ok := list[name]; !ok {
+				list[name] = q.DeepCopy()
+			}
+		}
+	}
 	for _, item := range items {
-		for name, q := range item.DefaultRequest {
-			if _, ok := r.Requests[name]; !ok {
-				r.Requests[name] = q.DeepCopy()
-			}
-		}
-		for name, q := range item.Default {
-			if _, ok := r.Limits[name]; !ok {
-				r.Limits[name] = q.DeepCopy()
-			}
-		}
+		setDefaults(r.Requests, item.DefaultRequest)
+		setDefaults(r.Limits, item.Default)
 	}
 	for _, item := range items {
 		for name, min := range item.Min {
