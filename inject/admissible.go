@@ -72,15 +72,7 @@ func HandWired(spec *corev1.PodSpec, annotations map[string]string) bool {
 	if Injected(annotations) {
 		return false
 	}
-	for _, c := range spec.Containers {
-		if wrapper(first(c.Command)) != "" {
-			return true
-		}
-	}
-	for _, c := range spec.InitContainers {
-		if c.Name == InitContainer {
-			return true
-		}
-	}
-	return slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == StateVolume || v.Name == BinVolume })
+	return slices.ContainsFunc(spec.Containers, func(c corev1.Container) bool { return wrapper(first(c.Command)) != "" }) ||
+		slices.ContainsFunc(spec.InitContainers, func(c corev1.Container) bool { return c.Name == InitContainer }) ||
+		slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == StateVolume || v.Name == BinVolume })
 }

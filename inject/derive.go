@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -147,12 +148,9 @@ func enabled(by string, line []string, env []corev1.EnvVar) bool {
 		return true
 	}
 	if name, want, ok := strings.Cut(by, "="); ok {
-		for _, e := range env {
-			if e.Name == name && e.ValueFrom == nil && strings.EqualFold(e.Value, want) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(env, func(e corev1.EnvVar) bool {
+			return e.Name == name && e.ValueFrom == nil && strings.EqualFold(e.Value, want)
+		})
 	}
 	i, value, hasValue := findFlag(line, by)
 	return i >= 0 && (!hasValue || value == "true" || value == "1")
@@ -237,10 +235,8 @@ func wrappedBy(line []string, env []corev1.EnvVar) string {
 			return base
 		}
 	}
-	for _, e := range env {
-		if e.Name == "KUBEXIT_NAME" {
-			return "kubexit"
-		}
+	if slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "KUBEXIT_NAME" }) {
+		return "kubexit"
 	}
 	return ""
 }

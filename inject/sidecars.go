@@ -227,15 +227,8 @@ func sidecarOf(c *corev1.Container, k *KnownSidecar) string {
 // linkerd-proxy, cloud-sql-proxy, ...). A name that only resembles one
 // (build-proxy) is no evidence: a job may well be called so.
 func sidecarNamedSo(name string) bool {
-	if name == "sidecar" || name == "proxy" || strings.HasSuffix(name, "-sidecar") {
-		return true
-	}
-	for _, k := range KnownSidecars {
-		if k.Sidecar && k.Name == name {
-			return true
-		}
-	}
-	return false
+	return name == "sidecar" || name == "proxy" || strings.HasSuffix(name, "-sidecar") ||
+		slices.ContainsFunc(KnownSidecars, func(k KnownSidecar) bool { return k.Sidecar && k.Name == name })
 }
 
 // isSidecar says whether the row makes this container a sidecar for sure.
@@ -246,12 +239,5 @@ func (k *KnownSidecar) isSidecar(line []string) bool {
 	if k.SidecarWhen == "" {
 		return true
 	}
-	for _, w := range line {
-		for _, f := range strings.Fields(w) {
-			if f == k.SidecarWhen {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(line, func(w string) bool { return slices.Contains(strings.Fields(w), k.SidecarWhen) })
 }
