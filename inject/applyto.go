@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -126,9 +127,7 @@ func (w *writer) ownMap(m map[string]any) map[string]any {
 		return m
 	}
 	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
+	maps.Copy(out, m)
 	w.fresh[reflect.ValueOf(out).UnsafePointer()] = true
 	return out
 }
