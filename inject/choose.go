@@ -121,8 +121,5 @@ func quoteList(names []string) string {
 	for i, n := range names {
 		q[i] = fmt.Sprintf("%q", n)
 	}
-	if len(q) == 2 {
-		return q[0] + " and " + q[1]
-	}
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }

@@ -202,7 +202,7 @@ func (b *imageBuild) servesTag(tag string) bool {
 		return false
 	}
 	v, ok := parseVersion(number)
-	return ok && !v.less(b.from) && !b.through.less(v)
+	return ok && slices.Compare(v[:], b.from[:]) >= 0 && slices.Compare(v[:], b.through[:]) <= 0
 }
 
 // parseVersion reads X.Y.Z, each a decimal number without a sign.
@@ -220,13 +220,4 @@ func parseVersion(s string) (release, bool) {
 		v[i] = n
 	}
 	return v, true
-}
-
-func (v release) less(w release) bool {
-	for i := range v {
-		if v[i] != w[i] {
-			return v[i] < w[i]
-		}
-	}
-	return false
 }
