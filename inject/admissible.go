@@ -63,6 +63,9 @@ func installer() corev1.Container {
 	return c
 }
 
+// isInstaller says whether c is named as the layout's install container.
+func isInstaller(c corev1.Container) bool { return c.Name == InitContainer }
+
 // HandWired reports whether a Pod has job-signal added by hand: it runs
 // job-signal or sidecar-watch from the layout's directory, or has the
 // layout's init container or volumes, without Inject's record. Inject
@@ -73,6 +76,6 @@ func HandWired(spec *corev1.PodSpec, annotations map[string]string) bool {
 		return false
 	}
 	return slices.ContainsFunc(spec.Containers, func(c corev1.Container) bool { return wrapper(first(c.Command)) != "" }) ||
-		slices.ContainsFunc(spec.InitContainers, func(c corev1.Container) bool { return c.Name == InitContainer }) ||
+		slices.ContainsFunc(spec.InitContainers, isInstaller) ||
 		slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == StateVolume || v.Name == BinVolume })
 }

@@ -292,12 +292,8 @@ func checkClashes(spec *corev1.PodSpec, p *plan) error {
 			return fmt.Errorf("spec.volumes already has a volume named %q%s", v.Name, hint)
 		}
 	}
-	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for _, c := range list {
-			if c.Name == InitContainer {
-				return fmt.Errorf("a container is already named %q%s", c.Name, hint)
-			}
-		}
+	if slices.ContainsFunc(spec.InitContainers, isInstaller) || slices.ContainsFunc(spec.Containers, isInstaller) {
+		return fmt.Errorf("a container is already named %q%s", InitContainer, hint)
 	}
 	for _, c := range spec.Containers {
 		if p.roles[c.Name] == roleIgnored {

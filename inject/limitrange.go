@@ -43,7 +43,7 @@ func FitLimitRanges(raw []byte, before *corev1.Pod, ops []Op, ranges []corev1.Li
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(patched, after); err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(after.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == InitContainer })
+	i := slices.IndexFunc(after.Spec.InitContainers, isInstaller)
 	if i >= 0 {
 		fitContainer(&after.Spec.InitContainers[i].Resources, ranges)
 		if lim, ok := after.Spec.InitContainers[i].Resources.Limits[corev1.ResourceMemory]; ok && lim.Cmp(minInstallMemory) < 0 {
