@@ -3,6 +3,7 @@ package inject
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,12 +40,7 @@ func admissible(spec *corev1.PodSpec) error {
 	injected := *spec
 	injected.InitContainers = append([]corev1.Container{installer()}, spec.InitContainers...)
 	aggregate := resourcehelper.AggregateContainerRequests(&corev1.Pod{Spec: injected}, resourcehelper.PodResourcesOptions{ExcludeOverhead: true})
-	names := make([]corev1.ResourceName, 0, len(spec.Resources.Requests))
-	for name := range spec.Resources.Requests {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(spec.Resources.Requests)) {
 		pod := spec.Resources.Requests[name]
 		need, ok := aggregate[name]
 		if !resourcehelper.IsSupportedPodLevelResource(name) || !ok || need.Cmp(pod) <= 0 {
@@ -67,6 +63,9 @@ func installer() corev1.Container {
 	return c
 }
 
+// isInstaller says whether c is named as the layout's install container.
+func isInstaller(c corev1.Container) bool { return c.Name == InitContainer }
+
 // HandWired reports whether a Pod has job-signal added by hand: it runs
 // job-signal or sidecar-watch from the layout's directory, or has the
 // layout's init container or volumes, without Inject's record. Inject
@@ -76,15 +75,7 @@ func HandWired(spec *corev1.PodSpec, annotations map[string]string) bool {
 	if Injected(annotations) {
 		return false
 	}
-	for _, c := range spec.Containers {
-		if wrapper(first(c.Command)) != "" {
-			return true
-		}
-	}
-	for _, c := range spec.InitContainers {
-		if c.Name == InitContainer {
-			return true
-		}
-	}
-	return slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == StateVolume || v.Name == BinVolume })
+	return slices.ContainsFunc(spec.Containers, func(c corev1.Container) bool { return wrapper(first(c.Command)) != "" }) ||
+		slices.ContainsFunc(spec.InitContainers, isInstaller) ||
+		slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == StateVolume || v.Name == BinVolume })
 }

@@ -2,7 +2,8 @@ package inject
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	kjson "sigs.k8s.io/json"
@@ -43,18 +44,18 @@ type Option struct {
 // Options are the annotations that map to flags, in the order the flags
 // are written. README's annotation table lists the same.
 var Options = []Option{
-	{Key: "wait-for", Flag: "--wait-for", Main: true, check: checkNames},
-	{Key: "ready-timeout", Flag: "--ready-timeout", Main: true, check: checkDuration},
-	{Key: "ready-tcp", Flag: "--ready-tcp", check: checkHostPort},
-	{Key: "ready-http", Flag: "--ready-http", check: checkURL},
-	{Key: "ready-file", Flag: "--ready-file", check: checkPath},
-	{Key: "ready-exec", Flag: "--ready-exec", check: checkExec},
-	{Key: "after", Flag: "--after", check: checkNames},
-	{Key: "stop-after", Flag: "--stop-after", check: checkNames},
-	{Key: "quit-url", Flag: "--quit-url", check: checkURL},
-	{Key: "stop-signal", Flag: "--stop-signal", PodWide: true, check: checkSignal},
-	{Key: "grace", Flag: "--grace", PodWide: true, check: checkDuration},
-	{Key: "restart", Flag: "--restart", PodWide: true, check: checkRestart},
+	{Key: "wait-for", Flag: "--wait-for", Main: true, check: parses(names)},
+	{Key: "ready-timeout", Flag: "--ready-timeout", Main: true, check: parses(sidecarspec.Duration)},
+	{Key: "ready-tcp", Flag: "--ready-tcp", check: parses(sidecarspec.TCPAddr)},
+	{Key: "ready-http", Flag: "--ready-http", check: parses(sidecarspec.HTTPURL)},
+	{Key: "ready-file", Flag: "--ready-file", check: parses(sidecarspec.File)},
+	{Key: "ready-exec", Flag: "--ready-exec", check: parses(sidecarspec.Exec)},
+	{Key: "after", Flag: "--after", check: parses(names)},
+	{Key: "stop-after", Flag: "--stop-after", check: parses(names)},
+	{Key: "quit-url", Flag: "--quit-url", check: parses(sidecarspec.HTTPURL)},
+	{Key: "stop-signal", Flag: "--stop-signal", PodWide: true, check: parses(sidecarspec.StopSignal)},
+	{Key: "grace", Flag: "--grace", PodWide: true, check: parses(sidecarspec.Duration)},
+	{Key: "restart", Flag: "--restart", PodWide: true, check: sidecarspec.Restart},
 }
 
 func option(key string) (Option, bool) {
@@ -76,7 +77,7 @@ type settings struct {
 	waitFor    []string
 	hasWaitFor bool
 	main1      map[string]string            // main options other than wait-for, by key
-	podWide    map[string]string            // by key
+	podWide    map[string]string            // by key, PodWide options only
 	sidecar    map[string]map[string]string // by container, then key
 	exitCodes  judged                       // AnnotationExitCodeRules
 }
@@ -85,12 +86,8 @@ type settings struct {
 // annotation and say what is accepted.
 func parseSettings(annotations map[string]string) (settings, error) {
 	s := settings{main1: map[string]string{}, podWide: map[string]string{}, sidecar: map[string]map[string]string{}}
-	keys := make([]string, 0, len(annotations))
-	for k := range annotations {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // the first error is the same on every run
-	for _, full := range keys {
+	// In order: the first error is the same on every run.
+	for _, full := range slices.Sorted(maps.Keys(annotations)) {
 		key, ok := strings.CutPrefix(full, Prefix)
 		if !ok || full == AnnotationInjected || full == AnnotationSkipped || full == LabelInject {
 			continue
@@ -183,21 +180,10 @@ func names(value string) ([]string, error) {
 	return list, nil
 }
 
-func checkNames(v string) error { _, err := names(v); return err }
-
-func checkDuration(v string) error { _, err := sidecarspec.Duration(v); return err }
-
-func checkHostPort(v string) error { _, err := sidecarspec.TCPAddr(v); return err }
-
-func checkURL(v string) error { _, err := sidecarspec.HTTPURL(v); return err }
-
-func checkPath(v string) error { _, err := sidecarspec.File(v); return err }
-
-func checkExec(v string) error { _, err := sidecarspec.Exec(v); return err }
-
-func checkSignal(v string) error { _, err := sidecarspec.StopSignal(v); return err }
-
-func checkRestart(v string) error { return sidecarspec.Restart(v) }
+// parses is an Option's check: a parser's error, its value dropped.
+func parses[T any](parse func(string) (T, error)) func(string) error {
+	return func(v string) error { _, err := parse(v); return err }
+}
 
 // AnnotateOps sets the annotation name of the object raw to value:
 // for what a front end records in an object inject has not planned (the

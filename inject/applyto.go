@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -126,9 +127,7 @@ func (w *writer) ownMap(m map[string]any) map[string]any {
 		return m
 	}
 	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
+	maps.Copy(out, m)
 	w.fresh[reflect.ValueOf(out).UnsafePointer()] = true
 	return out
 }
@@ -143,8 +142,6 @@ func (w *writer) ownList(l []any) []any {
 	}
 	return out
 }
-
-var pointerDecoder = strings.NewReplacer("~1", "/", "~0", "~")
 
 // at calls last with the container of the value path points to and its
 // last token (RFC 6901: "~1" is "/", "~0" is "~"), and returns node with
@@ -162,9 +159,7 @@ func (w *writer) at(node any, path string, last func(container any, key string) 
 
 func (w *writer) walk(node any, rest string, last func(container any, key string) (any, error)) (any, error) {
 	token, rest, more := strings.Cut(rest, "/")
-	if strings.IndexByte(token, '~') >= 0 {
-		token = pointerDecoder.Replace(token)
-	}
+	token = unescape(token)
 	if !more {
 		return last(node, token)
 	}

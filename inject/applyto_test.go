@@ -103,14 +103,14 @@ func TestApplyToAsApply(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		if !checkAsApply(t, injected, again.undo) {
+		if !checkAsApply(t, injected, again.prev.ops) {
 			t.Fatalf("%s: the undo does not apply", in)
 		}
-		redo, _, err := injectOps(again.orig, again.p, sh.images, again.known, again.text, "ghcr.io/job-signal/job-signal:v1", choice{}, again.imageStop)
+		redo, _, err := injectOps(again.orig, again.p, sh.images, again.prev.known, again.prev.text, "ghcr.io/job-signal/job-signal:v1", choice{}, again.imageStop)
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		changes := append(keepLayout(again.undo), keepLayout(redo)...)
+		changes := append(keepLayout(again.prev.ops), keepLayout(redo)...)
 		if !checkAsApply(t, injected, changes) || !sameJSON(decodeDoc(t, injected), must(applyTo(decodeDoc(t, injected), changes))) {
 			t.Fatalf("%s: injecting again is not seen as no change", in)
 		}

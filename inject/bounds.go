@@ -88,7 +88,7 @@ func AnnotationsAfter(before map[string]string, ops []Op) map[string]string {
 		key, one := strings.CutPrefix(o.Path, "/metadata/annotations/")
 		switch {
 		case one && o.Op == "remove":
-			delete(out, strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~"))
+			delete(out, unescape(key))
 		case one:
 			if out == nil {
 				out = map[string]string{}
@@ -96,7 +96,7 @@ func AnnotationsAfter(before map[string]string, ops []Op) map[string]string {
 			var v string
 			b, _ := json.Marshal(o.Value)
 			json.Unmarshal(b, &v)
-			out[strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")] = v
+			out[unescape(key)] = v
 		case o.Path == "/metadata" || o.Path == "/metadata/annotations":
 			var whole struct {
 				Annotations map[string]string `json:"annotations"`

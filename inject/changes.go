@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"time"
 
@@ -64,9 +65,6 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		if was != "" {
 			cr.Was["volumeMounts"] = was
 		}
-		if len(cr.Was) == 0 {
-			cr.Was = nil
-		}
 		rec.Containers = append(rec.Containers, cr)
 	}
 	spec := Pointer("spec")
@@ -85,9 +83,6 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		rec.Was["volumes"] = was
 	}
 	warnings = append(warnings, budgetWarnings(t.spec.TerminationGracePeriodSeconds, p.sidecars, grace, quit, p.stop)...)
-	if len(rec.Signals) == 0 {
-		rec.Signals = nil
-	}
 	ops = append(ops, setAnnotation(t, &rec))
 	return ops, warnings, nil
 }
@@ -108,19 +103,17 @@ func addItems(base, key string, obj map[string]any, place string, items ...any) 
 // setAnnotation writes the record, creating metadata and annotations when
 // they are absent or null (which the record itself then says).
 func setAnnotation(t *template, rec *record) Op {
-	key := Pointer("metadata", "annotations", AnnotationInjected)
 	switch {
 	case t.metadata != present:
 		rec.Was["metadata"] = t.metadata.String()
-		return Op{Op: "add", Path: "/metadata", Value: Fields{{"annotations", Fields{{AnnotationInjected, rec.encode()}}}}, Keep: "metadata"}
 	case t.annState != present:
 		rec.Was["annotations"] = t.annState.String()
-		return Op{Op: "add", Path: "/metadata/annotations", Value: Fields{{AnnotationInjected, rec.encode()}}, Keep: "annotations"}
 	}
-	if len(rec.Was) == 0 {
-		rec.Was = nil
+	op := annotationOps(t.metadata, t.annState, Fields{{AnnotationInjected, rec.encode()}})[0]
+	if op.Path == "/metadata" || op.Path == "/metadata/annotations" {
+		op.Keep = path.Base(op.Path) // the place created: "metadata" or "annotations"
 	}
-	return Op{Op: "add", Path: key, Value: rec.encode()}
+	return op
 }
 
 // commandOps moves the container's command line into args and puts the

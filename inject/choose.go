@@ -2,6 +2,8 @@ package inject
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -82,13 +84,13 @@ func namedSidecars(s settings) map[string]string {
 			named[name] = why
 		}
 	}
-	for _, name := range sortedKeys(s.sidecar) {
+	for _, name := range slices.Sorted(maps.Keys(s.sidecar)) {
 		own := s.sidecar[name]
-		for _, key := range sortedKeys(own) {
+		for _, key := range slices.Sorted(maps.Keys(own)) {
 			say(name, "annotation "+Prefix+key+"."+name)
 		}
 	}
-	for _, name := range sortedKeys(s.sidecar) {
+	for _, name := range slices.Sorted(maps.Keys(s.sidecar)) {
 		for _, key := range []string{"after", "stop-after"} {
 			list, _ := names(s.sidecar[name][key]) // checked by parseSettings
 			for _, n := range list {
@@ -118,9 +120,6 @@ func quoteList(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
 		q[i] = fmt.Sprintf("%q", n)
-	}
-	if len(q) == 2 {
-		return q[0] + " and " + q[1]
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }

@@ -2,6 +2,7 @@ package inject
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,7 +42,7 @@ var errNoCommand = errors.New("no command: the container has neither command nor
 // to "$"): they reach the process unchanged once moved into args.
 func Effective(c *corev1.Container, img *ImageConfig) ([]string, error) {
 	if !NeedsImage(c) {
-		return concat(c.Command, c.Args), nil
+		return slices.Concat(c.Command, c.Args), nil
 	}
 	if img == nil {
 		return nil, errors.New("its image's ENTRYPOINT is needed (the container has no command) but was not looked up")
@@ -59,11 +60,6 @@ func Effective(c *corev1.Container, img *ImageConfig) ([]string, error) {
 		return nil, errNoCommand
 	}
 	return line, nil
-}
-
-func concat(a, b []string) []string {
-	out := make([]string, 0, len(a)+len(b))
-	return append(append(out, a...), b...)
 }
 
 // escapeAll protects strings from the kubelet's $(VAR) expansion.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -147,24 +148,12 @@ func enabled(by string, line []string, env []corev1.EnvVar) bool {
 		return true
 	}
 	if name, want, ok := strings.Cut(by, "="); ok {
-		for _, e := range env {
-			if e.Name == name && e.ValueFrom == nil && strings.EqualFold(e.Value, want) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(env, func(e corev1.EnvVar) bool {
+			return e.Name == name && e.ValueFrom == nil && strings.EqualFold(e.Value, want)
+		})
 	}
-	bare := strings.TrimLeft(by, "-")
-	for _, w := range line {
-		if w == "--" {
-			break
-		}
-		flag, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
-		if strings.HasPrefix(w, "-") && flag == bare {
-			return !hasValue || value == "true" || value == "1"
-		}
-	}
-	return false
+	i, value, hasValue := findFlag(line, by)
+	return i >= 0 && (!hasValue || value == "true" || value == "1")
 }
 
 // flagValue finds --name VALUE, --name=VALUE (or one dash) in a command
@@ -174,27 +163,33 @@ func flagValue(line []string, name string) (string, bool) {
 	if name == "" {
 		return "", false
 	}
+	i, value, hasValue := findFlag(line, name)
+	switch {
+	case i < 0:
+		return "", false
+	case hasValue:
+		return value, true
+	case i+1 < len(line) && !strings.HasPrefix(line[i+1], "-"):
+		return line[i+1], true
+	}
+	return "", true
+}
+
+// findFlag finds the first --name or --name=VALUE (or one dash) in a
+// command line, before any "--": its index (-1 for none) and its value
+// after "=".
+func findFlag(line []string, name string) (i int, value string, hasValue bool) {
 	bare := strings.TrimLeft(name, "-")
 	for i, w := range line {
 		if w == "--" {
 			break
 		}
-		if !strings.HasPrefix(w, "-") {
-			continue
-		}
 		flag, value, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
-		if flag != bare {
-			continue
+		if strings.HasPrefix(w, "-") && flag == bare {
+			return i, value, hasValue
 		}
-		if hasValue {
-			return value, true
-		}
-		if i+1 < len(line) && !strings.HasPrefix(line[i+1], "-") {
-			return line[i+1], true
-		}
-		return "", true
 	}
-	return "", false
+	return -1, "", false
 }
 
 // stopSignalOf is the graceful stop signal of a sidecar: its image's
@@ -240,10 +235,8 @@ func wrappedBy(line []string, env []corev1.EnvVar) string {
 			return base
 		}
 	}
-	for _, e := range env {
-		if e.Name == "KUBEXIT_NAME" {
-			return "kubexit"
-		}
+	if slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "KUBEXIT_NAME" }) {
+		return "kubexit"
 	}
 	return ""
 }

@@ -159,7 +159,7 @@ func KnownImage(n Need) (cfg ImageConfig, ok bool) {
 	}
 	repo, tag := splitReference(n.Image)
 	for _, b := range imageBuilds[k.Name] {
-		if b.cmdUnknown && n.needsCmd || !b.servesRepository(repo) {
+		if b.cmdUnknown && n.needsCmd || !matchesRepository(repo, b.repositories) {
 			continue
 		}
 		if b.servesTag(tag) {
@@ -189,15 +189,6 @@ func splitReference(image string) (repo, tag string) {
 	return repo, tag
 }
 
-func (b *imageBuild) servesRepository(repo string) bool {
-	for _, r := range b.repositories {
-		if repo == r || strings.HasSuffix(repo, "/"+r) {
-			return true
-		}
-	}
-	return false
-}
-
 // servesTag says whether tag names a version in the build's range, with
 // one of its variants: PREFIX[v]X.Y.Z[-VARIANT].
 func (b *imageBuild) servesTag(tag string) bool {
@@ -211,7 +202,7 @@ func (b *imageBuild) servesTag(tag string) bool {
 		return false
 	}
 	v, ok := parseVersion(number)
-	return ok && !v.less(b.from) && !b.through.less(v)
+	return ok && slices.Compare(v[:], b.from[:]) >= 0 && slices.Compare(v[:], b.through[:]) <= 0
 }
 
 // parseVersion reads X.Y.Z, each a decimal number without a sign.
@@ -229,13 +220,4 @@ func parseVersion(s string) (release, bool) {
 		v[i] = n
 	}
 	return v, true
-}
-
-func (v release) less(w release) bool {
-	for i := range v {
-		if v[i] != w[i] {
-			return v[i] < w[i]
-		}
-	}
-	return false
 }

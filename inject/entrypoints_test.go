@@ -110,7 +110,7 @@ func TestImageBuildsAreRows(t *testing.T) {
 					t.Errorf("%s: repository %s is not known as the row %q (%v)", row, repo, row, k)
 				}
 			}
-			if b.through.less(b.from) || !strings.Contains(b.source, "/") || len(b.repositories) == 0 {
+			if slices.Compare(b.through[:], b.from[:]) < 0 || !strings.Contains(b.source, "/") || len(b.repositories) == 0 {
 				t.Errorf("%s: a build with an empty range, no source file or no repository: %+v", row, b)
 			}
 			if len(b.config.Entrypoint) == 0 && !b.cmdUnknown && len(b.config.Cmd) == 0 {

@@ -16,20 +16,18 @@ import (
 // job, which are sidecars, what their probes and arguments already say,
 // which images must be looked up. Inject completes it with those images.
 type Plan struct {
-	t    *template
-	p    *plan
-	undo []Op // for a template injected before: the ops that take it out
+	t *template
+	p *plan
+	// prev is a previous injection's undoing: its ops (nil for a template
+	// not injected before), command lines, texts and STOPSIGNALs.
+	prev undone
 	// orig is the template without job-signal (the input, or the input
 	// with a previous injection undone).
 	orig    *template
-	known   map[string][]string // command lines kept from a previous injection
-	text    map[string]string   // source texts kept by a previous injection
 	nothing string
 	takeOut string // why a template injected before needs job-signal no more
 	target  Target
-	was     Form              // the form of a previous injection, "" for none
-	signals map[string]string // images' STOPSIGNALs a previous injection read
-	choice  choice            // decided without images (see choose)
+	choice  choice // decided without images (see choose)
 }
 
 // Need is a container whose command line comes from its image.
@@ -84,12 +82,11 @@ func prepare(t *template, target Target) (*Plan, error) {
 	}
 	pl := &Plan{t: t, orig: t, target: target}
 	if Injected(t.annotations) {
-		u, err := uninject(t)
-		if err != nil {
+		var err error
+		if pl.prev, err = uninject(t); err != nil {
 			return nil, err
 		}
-		pl.undo, pl.known, pl.text, pl.signals, pl.was = u.ops, u.known, u.text, u.signals, u.form
-		if pl.orig, err = withoutInjection(t, u.ops); err != nil {
+		if pl.orig, err = withoutInjection(t, pl.prev.ops); err != nil {
 			return nil, err
 		}
 	}
@@ -154,11 +151,9 @@ func nothingToDo(spec *corev1.PodSpec) string {
 // Kubernetes stops itself, and that this leaves job-signal nothing to do:
 // the end of the note for a Pod that has them ("" when it has none).
 func nativeOnes(spec *corev1.PodSpec) string {
-	var names []string
-	for _, c := range spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			names = append(names, strconv.Quote(c.Name))
-		}
+	names := nativeSidecars(spec)
+	for i, n := range names {
+		names[i] = strconv.Quote(n)
 	}
 	switch len(names) {
 	case 0:
@@ -174,7 +169,7 @@ func nativeOnes(spec *corev1.PodSpec) string {
 // out instead: injecting it gives what injecting the original gives.
 func (pl *Plan) leave(why string) *Plan {
 	pl.p = nil
-	if pl.undo != nil {
+	if pl.prev.ops != nil {
 		pl.takeOut = why
 		return pl
 	}
@@ -204,7 +199,7 @@ func (pl *Plan) Needs() []Need {
 		if pl.p.roles[c.Name] == roleIgnored {
 			continue
 		}
-		if pl.known[c.Name] == nil && NeedsImage(&c) || slices.Contains(pl.choice.pending, c.Name) {
+		if pl.prev.known[c.Name] == nil && NeedsImage(&c) || slices.Contains(pl.choice.pending, c.Name) {
 			needs = append(needs, Need{Container: c.Name, Image: c.Image, needsCmd: NeedsImage(&c) && len(c.Args) == 0})
 		}
 	}
@@ -219,7 +214,7 @@ func (pl *Plan) checkWrapped() error {
 		if pl.p.roles[c.Name] == roleIgnored {
 			continue
 		}
-		if tool := wrappedBy(concat(c.Command, c.Args), c.Env); tool != "" {
+		if tool := wrappedBy(slices.Concat(c.Command, c.Args), c.Env); tool != "" {
 			return fmt.Errorf("container %q already runs under %s, which does what job-signal does: %s", c.Name, tool, migrationHint(tool, c.Name))
 		}
 	}
@@ -236,7 +231,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 		return Result{}, nil
 	}
 	if pl.takeOut != "" {
-		return Result{Ops: pl.undo, Warnings: []string{"job-signal taken out: " + pl.takeOut}}, nil
+		return Result{Ops: pl.prev.ops, Warnings: []string{"job-signal taken out: " + pl.takeOut}}, nil
 	}
 	ch := pl.choice
 	if len(ch.pending) > 0 {
@@ -248,7 +243,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	var warnings []string
 	ch.signals = pl.signalsRead(images)
 	if ch.form == FormNative {
-		ops = nativeOps(pl.orig, ch, pl.text)
+		ops = nativeOps(pl.orig, ch, pl.prev.text)
 		warnings = ch.warnings
 	} else {
 		if pl.p.probeErr != nil {
@@ -262,12 +257,12 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 			note = ch
 		}
 		var err error
-		if ops, warnings, err = injectOps(pl.orig, pl.p, images, pl.known, pl.text, installer, note, pl.imageStop); err != nil {
+		if ops, warnings, err = injectOps(pl.orig, pl.p, images, pl.prev.known, pl.prev.text, installer, note, pl.imageStop); err != nil {
 			return Result{}, err
 		}
 	}
 	res := Result{Ops: ops, Warnings: warnings, Form: ch.form, Reason: ch.reason, Class: ch.class}
-	if pl.undo == nil {
+	if pl.prev.ops == nil {
 		return res, nil
 	}
 	// Injected before: the same result is no change; a different one is
@@ -275,10 +270,10 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	// the layout's volumes and init container stay as they are (admission
 	// plugins may have changed them since: a token mount, a mirrored
 	// image).
-	if pl.was == FormPair && ch.form == FormPair {
-		res.Ops = append(keepLayout(pl.undo), keepLayout(ops)...)
+	if pl.prev.form == FormPair && ch.form == FormPair {
+		res.Ops = append(keepLayout(pl.prev.ops), keepLayout(ops)...)
 	} else {
-		res.Ops = append(slices.Clone(pl.undo), ops...)
+		res.Ops = append(slices.Clone(pl.prev.ops), ops...)
 	}
 	if same, err := pl.t.unchangedBy(res.Ops); err != nil {
 		return Result{}, err
@@ -297,12 +292,8 @@ func checkClashes(spec *corev1.PodSpec, p *plan) error {
 			return fmt.Errorf("spec.volumes already has a volume named %q%s", v.Name, hint)
 		}
 	}
-	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for _, c := range list {
-			if c.Name == InitContainer {
-				return fmt.Errorf("a container is already named %q%s", c.Name, hint)
-			}
-		}
+	if slices.ContainsFunc(spec.InitContainers, isInstaller) || slices.ContainsFunc(spec.Containers, isInstaller) {
+		return fmt.Errorf("a container is already named %q%s", InitContainer, hint)
 	}
 	for _, c := range spec.Containers {
 		if p.roles[c.Name] == roleIgnored {

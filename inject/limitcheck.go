@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +29,7 @@ func limitRangeViolations(pod *corev1.Pod, ranges []corev1.LimitRange) []string 
 				return ratioViolation(item.Type, n, q, req, lim)
 			}},
 		} {
-			for _, name := range sortedNames(rule.bounds) {
+			for _, name := range slices.Sorted(maps.Keys(rule.bounds)) {
 				if e := rule.check(name, rule.bounds[name]); e != "" {
 					out = append(out, fmt.Sprintf("LimitRange %s, %s: %s", lr.Name, what, e))
 				}
@@ -51,15 +52,6 @@ func limitRangeViolations(pod *corev1.Pod, ranges []corev1.LimitRange) []string 
 		}
 	}
 	return out
-}
-
-func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	names := make([]corev1.ResourceName, 0, len(l))
-	for n := range l {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // values compares in milli-units where none overflows, as the plugin does.

@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -42,10 +43,28 @@ func FitLimitRanges(raw []byte, before *corev1.Pod, ops []Op, ranges []corev1.Li
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(patched, after); err != nil {
 		return nil, err
 	}
-	if err := fitLimitRanges(before, after, ranges); err != nil {
-		return nil, err
+	i := slices.IndexFunc(after.Spec.InitContainers, isInstaller)
+	if i >= 0 {
+		fitContainer(&after.Spec.InitContainers[i].Resources, ranges)
+		if lim, ok := after.Spec.InitContainers[i].Resources.Limits[corev1.ResourceMemory]; ok && lim.Cmp(minInstallMemory) < 0 {
+			return nil, fmt.Errorf("the namespace's LimitRange allows containers a memory limit of at most %s, less than the %s the %s init container needs", lim.String(), minInstallMemory.String(), InitContainer)
+		}
 	}
-	i := slices.IndexFunc(after.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == InitContainer })
+	// What the Pod violated before stays its own; what only the injected
+	// Pod violates is job-signal's.
+	had := map[string]bool{}
+	for _, v := range limitRangeViolations(before, ranges) {
+		had[v] = true
+	}
+	var added []string
+	for _, v := range limitRangeViolations(after, ranges) {
+		if !had[v] {
+			added = append(added, v)
+		}
+	}
+	if len(added) > 0 {
+		return nil, fmt.Errorf("with job-signal, the namespace's LimitRange would refuse the Pod: %s", strings.Join(added, "; "))
+	}
 	if i < 0 {
 		return ops, nil
 	}
@@ -97,7 +116,7 @@ func resourcesValue(r corev1.ResourceRequirements) Fields {
 			continue
 		}
 		var q Fields
-		for _, name := range sortedNames(side.list) {
+		for _, name := range slices.Sorted(maps.Keys(side.list)) {
 			v := side.list[name]
 			q = append(q, Field{Key: string(name), Value: v.String()})
 		}
@@ -111,36 +130,6 @@ func resourcesValue(r corev1.ResourceRequirements) Fields {
 // memory-backed volume is given anyway.
 var minInstallMemory = resource.MustParse("16Mi")
 
-// fitLimitRanges fits the install init container of after (the injected
-// before) into ranges, and returns an error naming the LimitRange when
-// after would still be refused for a reason before would not.
-func fitLimitRanges(before, after *corev1.Pod, ranges []corev1.LimitRange) error {
-	if len(ranges) == 0 {
-		return nil
-	}
-	i := slices.IndexFunc(after.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == InitContainer })
-	if i >= 0 {
-		fitContainer(&after.Spec.InitContainers[i].Resources, ranges)
-		if lim, ok := after.Spec.InitContainers[i].Resources.Limits[corev1.ResourceMemory]; ok && lim.Cmp(minInstallMemory) < 0 {
-			return fmt.Errorf("the namespace's LimitRange allows containers a memory limit of at most %s, less than the %s the %s init container needs", lim.String(), minInstallMemory.String(), InitContainer)
-		}
-	}
-	had := map[string]bool{}
-	for _, v := range limitRangeViolations(before, ranges) {
-		had[v] = true
-	}
-	var added []string
-	for _, v := range limitRangeViolations(after, ranges) {
-		if !had[v] {
-			added = append(added, v)
-		}
-	}
-	if len(added) > 0 {
-		return fmt.Errorf("with job-signal, the namespace's LimitRange would refuse the Pod: %s", strings.Join(added, "; "))
-	}
-	return nil
-}
-
 // fitContainer gives r the defaults of ranges' Container limits for what
 // it does not set, then moves it inside their min, max and
 // maxLimitRequestRatio where it can.
@@ -152,17 +141,16 @@ func fitContainer(r *corev1.ResourceRequirements, ranges []corev1.LimitRange) {
 		r.Limits = corev1.ResourceList{}
 	}
 	items := containerItems(ranges)
+	setDefaults := func(list, defaults corev1.ResourceList) {
+		for name, q := range defaults {
+			if _, ok := list[name]; !ok {
+				list[name] = q.DeepCopy()
+			}
+		}
+	}
 	for _, item := range items {
-		for name, q := range item.DefaultRequest {
-			if _, ok := r.Requests[name]; !ok {
-				r.Requests[name] = q.DeepCopy()
-			}
-		}
-		for name, q := range item.Default {
-			if _, ok := r.Limits[name]; !ok {
-				r.Limits[name] = q.DeepCopy()
-			}
-		}
+		setDefaults(r.Requests, item.DefaultRequest)
+		setDefaults(r.Limits, item.Default)
 	}
 	for _, item := range items {
 		for name, min := range item.Min {

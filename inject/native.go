@@ -48,10 +48,7 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 			if v, ok := own[key]; ok {
 				return v
 			}
-			if o, _ := option(key); o.PodWide {
-				return p.s.podWide[key]
-			}
-			return ""
+			return p.s.podWide[key] // only PodWide options are there
 		}
 		s := sidecarNeeds{name: c.Name, startupProbe: c.StartupProbe, readinessProbe: c.ReadinessProbe,
 			quitURL: own["quit-url"], restart: setting("restart"), stopAfter: p.stop[c.Name],
@@ -82,10 +79,10 @@ func (pl *Plan) podNeedsOf(images map[string]ImageConfig) podNeeds {
 			s.stopSignal, s.stopFrom = row.StopSignal, "the known sidecar "+row.Name
 		}
 		if row != nil && s.readyKey == "" && c.StartupProbe == nil && c.ReadinessProbe == nil {
-			line := pl.known[c.Name]
+			line := pl.prev.known[c.Name]
 			if line == nil {
 				if line, _ = Effective(c, img); line == nil {
-					line = concat(c.Command, c.Args)
+					line = slices.Concat(c.Command, c.Args)
 				}
 			}
 			s.tableReady = fromTable(row.Ready, line, c.Env)
@@ -112,9 +109,6 @@ func (pl *Plan) choose(images map[string]ImageConfig, looked bool) choice {
 // native sidecars as ch says, the record last.
 func nativeOps(t *template, ch choice, text map[string]string) []Op {
 	rec := record{Version: nativeVersion, Form: FormNative, Reason: ch.reason, Was: map[string]string{}, Text: text, Signals: ch.signals}
-	if len(rec.Signals) == 0 {
-		rec.Signals = nil
-	}
 	var ops []Op
 	spec := Pointer("spec")
 	if state := presenceOf(t.rawSpec, "initContainers"); state != present {
@@ -158,9 +152,6 @@ func nativeOps(t *template, ch choice, text map[string]string) []Op {
 			} else {
 				add("lifecycle", state, Fields{{"preStop", a.preStop}})
 			}
-		}
-		if len(m.Was) == 0 {
-			m.Was = nil
 		}
 		rec.Moved = append(rec.Moved, m)
 	}
@@ -282,7 +273,7 @@ func (pl *Plan) imageStop(name, image string, images map[string]ImageConfig) (ra
 	if cfg, ok := images[image]; ok {
 		return cfg.StopSignal, true
 	}
-	raw, known = pl.signals[name]
+	raw, known = pl.prev.signals[name]
 	return raw, known
 }
 

@@ -63,13 +63,13 @@ func TestApplyToNative(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", sh.name, err)
 		}
-		if !checkAsApply(t, injected, again.undo) {
+		if !checkAsApply(t, injected, again.prev.ops) {
 			t.Fatalf("%s: the undo does not apply", sh.name)
 		}
 		ch := again.choice
 		ch.signals = again.signalsRead(nil)
-		redo := nativeOps(again.orig, ch, again.text)
-		if !checkAsApply(t, injected, append(again.undo, redo...)) || !sameJSON(decodeDoc(t, injected), must(applyTo(decodeDoc(t, injected), append(again.undo, redo...)))) {
+		redo := nativeOps(again.orig, ch, again.prev.text)
+		if !checkAsApply(t, injected, append(again.prev.ops, redo...)) || !sameJSON(decodeDoc(t, injected), must(applyTo(decodeDoc(t, injected), append(again.prev.ops, redo...)))) {
 			t.Fatalf("%s: injecting again is not seen as no change", sh.name)
 		}
 		n++

@@ -10,36 +10,8 @@ import (
 
 // The choice between job-signal's pair and Kubernetes' native sidecars
 // (init containers with restartPolicy Always) rests on what the kubelet,
-// the runtime and the Job controller do with them (read in Kubernetes'
-// source; docs/native.md cites each):
-//
-//   - a native sidecar's exit code does not count for the Pod's phase
-//     (getPhase skips terminated restartable init containers), and the
-//     kubelet ends the Pod once the regular containers have ended, stopping
-//     the sidecars after them, the last started first;
-//   - each init container starts after the one before it has started (its
-//     startupProbe passed): the start order is the list's order, and the
-//     regular containers start after every init container;
-//   - an HTTP or TCP probe or preStop hook without a host goes to the Pod's
-//     IP, from the node: the Pod's loopback is out of its reach; in a mesh
-//     whose init container (or CNI plugin) redirects the Pod's inbound
-//     traffic to its proxy, the probe passes through the proxy, so it
-//     cannot pass before the proxy runs;
-//   - a native sidecar is always restarted when it exits, and one whose
-//     startupProbe never passes is restarted, never failing the Pod;
-//   - the runtime stops it with its image's STOPSIGNAL (lifecycle.stopSignal
-//     is behind a feature gate that is off by default: not used), and the
-//     kubelet waits for it up to what is left of the Pod's
-//     terminationGracePeriodSeconds, where the pair's sidecar-watch kills
-//     it after its --grace; its exit code is its own (143 after TERM),
-//     where sidecar-watch exits 0;
-//   - the Job controller matches a podFailurePolicy rule's onExitCodes
-//     without containerName against every container's status, init
-//     containers' too (pkg/controller/job, pod_failure_policy.go);
-//   - preStop hooks run when the Pod starts terminating (for a sidecar, not
-//     after the regular containers), as an HTTP GET;
-//   - native sidecars are stable, their feature gate locked on, in the API
-//     server and the kubelet from 1.33 (NativeMinor, ClusterFrom).
+// the runtime and the Job controller do with them: docs/native.md states
+// each fact with the place in Kubernetes' source it was read in.
 
 // sidecarNeeds is what one sidecar needs, as the choice of form reads it:
 // plain data, gathered from the Pod, its annotations, the known-sidecar

@@ -109,14 +109,7 @@ func mapReadiness(s sidecarNeeds, add *nativeSidecar) obstacle {
 // probe's host, and where that is ("" when it can: no host is the Pod's
 // IP; an exec probe runs in the container; a gRPC probe has no host).
 func probeReach(h corev1.ProbeHandler, ports []corev1.ContainerPort) (where, why string, class ReasonClass) {
-	var host string
-	var port int32
-	switch {
-	case h.HTTPGet != nil:
-		host, port = h.HTTPGet.Host, portNumber(h.HTTPGet.Port.IntVal, h.HTTPGet.Port.StrVal, ports)
-	case h.TCPSocket != nil:
-		host, port = h.TCPSocket.Host, portNumber(h.TCPSocket.Port.IntVal, h.TCPSocket.Port.StrVal, ports)
-	}
+	host, port := probeTarget(h, ports)
 	if host == "" {
 		return "", "", ""
 	}

@@ -131,8 +131,8 @@ func probeOrder(pod podNeeds, adds map[string]nativeSidecar) ([]orderEdge, obsta
 		if h == nil || h.Exec != nil {
 			continue
 		}
-		port, hasHost := probeTarget(*h, s.ports)
-		if hasHost {
+		host, port := probeTarget(*h, s.ports)
+		if host != "" {
 			continue // an address of its own: who serves it is not the Pod's to say
 		}
 		q := strconv.Quote(s.name)
@@ -166,18 +166,18 @@ func probeOrder(pod podNeeds, adds map[string]nativeSidecar) ([]orderEdge, obsta
 	return edges, obstacle{}
 }
 
-// probeTarget is the port a probe goes to, and whether it names a host
-// (then the Pod's ports say nothing about who serves it).
-func probeTarget(h corev1.ProbeHandler, ports []corev1.ContainerPort) (int32, bool) {
+// probeTarget is the host a probe names ("" for none: the Pod's IP, and
+// then the Pod's ports say who serves it) and the port it goes to.
+func probeTarget(h corev1.ProbeHandler, ports []corev1.ContainerPort) (string, int32) {
 	switch {
 	case h.HTTPGet != nil:
-		return portNumber(h.HTTPGet.Port.IntVal, h.HTTPGet.Port.StrVal, ports), h.HTTPGet.Host != ""
+		return h.HTTPGet.Host, portNumber(h.HTTPGet.Port.IntVal, h.HTTPGet.Port.StrVal, ports)
 	case h.TCPSocket != nil:
-		return portNumber(h.TCPSocket.Port.IntVal, h.TCPSocket.Port.StrVal, ports), h.TCPSocket.Host != ""
+		return h.TCPSocket.Host, portNumber(h.TCPSocket.Port.IntVal, h.TCPSocket.Port.StrVal, ports)
 	case h.GRPC != nil:
-		return h.GRPC.Port, false
+		return "", h.GRPC.Port
 	}
-	return 0, false
+	return "", 0
 }
 
 // servedPorts are the ports other containers may probe c on: its

@@ -31,7 +31,7 @@ func (p *plan) sidecarValues(name string, line []string, stopSignal string) (map
 		}
 		if v, ok := p.s.sidecar[name][o.Key]; ok {
 			values[o.Key] = v
-		} else if v, ok := p.s.podWide[o.Key]; ok && o.PodWide {
+		} else if v, ok := p.s.podWide[o.Key]; ok {
 			values[o.Key] = v
 		}
 	}

@@ -3,6 +3,8 @@ package inject
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +30,7 @@ type plan struct {
 	main     string
 	roles    map[string]role
 	sidecars []string // in container order
-	native   map[string]bool
+	native   []string // native sidecars (nativeSidecars)
 	restart  []string // job-signal's flags for the Pod's restartPolicy
 	known    map[string]*KnownSidecar
 	probes   map[string]*derived // readiness read from each sidecar's probes
@@ -93,16 +95,16 @@ func restartFlags(policy corev1.RestartPolicy) ([]string, error) {
 	return nil, fmt.Errorf("spec.restartPolicy is %s: job-signal is for Pods that end; set Never or OnFailure", policy)
 }
 
-// nativeSidecars are the init containers with restartPolicy Always, which
-// Kubernetes starts and stops itself.
-func nativeSidecars(spec *corev1.PodSpec) map[string]bool {
-	native := map[string]bool{}
+// nativeSidecars are the names of the init containers with restartPolicy
+// Always, which Kubernetes starts and stops itself, in order.
+func nativeSidecars(spec *corev1.PodSpec) []string {
+	var names []string
 	for _, c := range spec.InitContainers {
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			native[c.Name] = true
+			names = append(names, c.Name)
 		}
 	}
-	return native
+	return names
 }
 
 // chooseRoles marks the ignored containers, chooses the main one and makes
@@ -141,7 +143,7 @@ func (p *plan) chooseRoles(defaultContainer string) error {
 func (p *plan) what(name string) string {
 	r, ok := p.roles[name]
 	switch {
-	case p.native[name]:
+	case slices.Contains(p.native, name):
 		return "is a native sidecar (an init container with restartPolicy Always): Kubernetes starts and stops it, job-signal does not"
 	case !ok:
 		return "is not a container of this Pod"
@@ -153,12 +155,14 @@ func (p *plan) what(name string) string {
 	return ""
 }
 
-func (p *plan) isSidecar(name string) bool { return p.roles[name] == roleSidecar && !p.native[name] }
+func (p *plan) isSidecar(name string) bool {
+	return p.roles[name] == roleSidecar && !slices.Contains(p.native, name)
+}
 
 // checkReferences checks every annotation that names containers against
 // the roles, and the start and stop orders for cycles.
 func (p *plan) checkReferences() error {
-	for _, name := range sortedKeys(p.s.sidecar) {
+	for _, name := range slices.Sorted(maps.Keys(p.s.sidecar)) {
 		if !p.isSidecar(name) {
 			return fmt.Errorf("annotations %s*.%s: %q %s", Prefix, name, name, p.what(name))
 		}

@@ -19,12 +19,21 @@ func Tokens(pointer string) []string {
 	}
 	parts := strings.Split(pointer[1:], "/")
 	for i, p := range parts {
-		if strings.IndexByte(p, '~') >= 0 {
-			parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
-		}
+		parts[i] = unescape(p)
 	}
 	return parts
 }
+
+// unescape decodes one token of a JSON Pointer (RFC 6901: "~1" is "/",
+// "~0" is "~").
+func unescape(token string) string {
+	if strings.IndexByte(token, '~') < 0 {
+		return token
+	}
+	return pointerDecoder.Replace(token)
+}
+
+var pointerDecoder = strings.NewReplacer("~1", "/", "~0", "~")
 
 // Prefixed returns ops with prefix (a JSON Pointer) before every path:
 // the plugin applies a template's ops inside a Job (/spec/template).

@@ -108,13 +108,3 @@ func (s presence) String() string {
 	}
 	return ""
 }
-
-func presenceFrom(s string) presence {
-	switch s {
-	case "absent":
-		return absent
-	case "null":
-		return null
-	}
-	return present
-}

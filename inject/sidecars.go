@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -194,14 +195,17 @@ func repository(image string) string {
 func knownSidecar(image string) *KnownSidecar {
 	repo := repository(image)
 	for i := range KnownSidecars {
-		k := &KnownSidecars[i]
-		for _, pattern := range k.Images {
-			if repo == pattern || strings.HasSuffix(repo, "/"+pattern) {
-				return k
-			}
+		if matchesRepository(repo, KnownSidecars[i].Images) {
+			return &KnownSidecars[i]
 		}
 	}
 	return nil
+}
+
+// matchesRepository says whether repo is one of patterns or ends with "/"
+// and one of them.
+func matchesRepository(repo string, patterns []string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool { return repo == p || strings.HasSuffix(repo, "/"+p) })
 }
 
 // sidecarOf says which sidecar a container surely is, "" when it may be
@@ -209,7 +213,7 @@ func knownSidecar(image string) *KnownSidecar {
 // vault's), or a name that says so.
 func sidecarOf(c *corev1.Container, k *KnownSidecar) string {
 	switch {
-	case k.isSidecar(concat(c.Command, c.Args)):
+	case k.isSidecar(slices.Concat(c.Command, c.Args)):
 		return k.Name
 	case sidecarNamedSo(c.Name):
 		return "named so"
@@ -223,15 +227,8 @@ func sidecarOf(c *corev1.Container, k *KnownSidecar) string {
 // linkerd-proxy, cloud-sql-proxy, ...). A name that only resembles one
 // (build-proxy) is no evidence: a job may well be called so.
 func sidecarNamedSo(name string) bool {
-	if name == "sidecar" || name == "proxy" || strings.HasSuffix(name, "-sidecar") {
-		return true
-	}
-	for _, k := range KnownSidecars {
-		if k.Sidecar && k.Name == name {
-			return true
-		}
-	}
-	return false
+	return name == "sidecar" || name == "proxy" || strings.HasSuffix(name, "-sidecar") ||
+		slices.ContainsFunc(KnownSidecars, func(k KnownSidecar) bool { return k.Sidecar && k.Name == name })
 }
 
 // isSidecar says whether the row makes this container a sidecar for sure.
@@ -242,12 +239,5 @@ func (k *KnownSidecar) isSidecar(line []string) bool {
 	if k.SidecarWhen == "" {
 		return true
 	}
-	for _, w := range line {
-		for _, f := range strings.Fields(w) {
-			if f == k.SidecarWhen {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(line, func(w string) bool { return slices.Contains(strings.Fields(w), k.SidecarWhen) })
 }

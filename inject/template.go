@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -79,24 +81,21 @@ func readDecoded(raw map[string]any) (*template, error) {
 // tooDeep says whether objects and lists nest in v more than levels deep
 // (v itself is one), as checkDepth counts them in JSON.
 func tooDeep(v any, levels int) bool {
+	var items iter.Seq[any]
 	switch v := v.(type) {
 	case map[string]any:
-		if levels == 0 {
-			return true
-		}
-		for _, e := range v {
-			if tooDeep(e, levels-1) {
-				return true
-			}
-		}
+		items = maps.Values(v)
 	case []any:
-		if levels == 0 {
+		items = slices.Values(v)
+	default:
+		return false
+	}
+	if levels == 0 {
+		return true
+	}
+	for e := range items {
+		if tooDeep(e, levels-1) {
 			return true
-		}
-		for _, e := range v {
-			if tooDeep(e, levels-1) {
-				return true
-			}
 		}
 	}
 	return false
@@ -161,14 +160,10 @@ func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
 
 // member reads an object member that may be absent or null.
 func member(obj map[string]any, key string) (map[string]any, presence, error) {
-	v, ok := obj[key]
-	switch {
-	case !ok:
-		return nil, absent, nil
-	case v == nil:
-		return nil, null, nil
+	if state := presenceOf(obj, key); state != present {
+		return nil, state, nil
 	}
-	m, ok := v.(map[string]any)
+	m, ok := obj[key].(map[string]any)
 	if !ok {
 		return nil, present, fmt.Errorf("%s must be an object", key)
 	}
@@ -238,7 +233,9 @@ func checkSpelling(strict []error) error {
 	return errors.Join(errs...)
 }
 
-var fieldNamesOnce = sync.OnceValue(func() map[string]string {
+// fieldNames maps the lower-case spelling of every field of a Pod template
+// to its right spelling.
+var fieldNames = sync.OnceValue(func() map[string]string {
 	names := map[string]string{}
 	seen := map[reflect.Type]bool{}
 	var walk func(reflect.Type)
@@ -262,17 +259,3 @@ var fieldNamesOnce = sync.OnceValue(func() map[string]string {
 	walk(reflect.TypeFor[corev1.PodTemplateSpec]())
 	return names
 })
-
-// fieldNames maps the lower-case spelling of every field of a Pod template
-// to its right spelling.
-func fieldNames() map[string]string { return fieldNamesOnce() }
-
-// sortedKeys lists a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

@@ -87,13 +87,10 @@ func uninject(t *template) (undone, error) {
 	if len(init) == 0 || len(vols) == 0 {
 		return u, fmt.Errorf("annotation %s is set but spec.initContainers has no %q or spec.volumes lacks %q and %q: the Pod was edited after injection", AnnotationInjected, InitContainer, StateVolume, BinVolume)
 	}
-	for i := range init {
-		init[i].layout = true
+	for _, o := range slices.Concat(init, vols) {
+		o.layout = true
+		u.ops = append(u.ops, o)
 	}
-	for i := range vols {
-		vols[i].layout = true
-	}
-	u.ops = append(append(u.ops, init...), vols...)
 	u.ops = append(u.ops, removeAnnotation(t, rec)...)
 	return u, nil
 }

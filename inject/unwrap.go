@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -131,7 +132,7 @@ func sidecarAnnotations(name string, flags []flag, set map[string]string) error 
 // addAnnotations sets annotations under Prefix, creating metadata and
 // annotations when they are absent or null.
 func addAnnotations(t *template, set map[string]string) []Op {
-	keys := sortedKeys(set)
+	keys := slices.Sorted(maps.Keys(set))
 	all := make(Fields, len(keys))
 	for i, k := range keys {
 		all[i] = Field{Prefix + k, set[k]}
@@ -160,7 +161,7 @@ var valueless = []string{"signal-group", "subreaper", "poll"}
 // line. Words of the original that were in command stay in command, the
 // rest in args; when all of it is in args it moves back to command.
 func splitWrapped(c *corev1.Container) (flags []flag, command, args []string, err error) {
-	words := concat(c.Command[1:], c.Args)
+	words := slices.Concat(c.Command[1:], c.Args)
 	i := 0
 	for i < len(words) {
 		w := words[i]

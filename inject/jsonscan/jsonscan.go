@@ -166,7 +166,7 @@ func (s *Scanner) literal() {
 	for n := 0; s.err == nil; {
 		buf := s.buffered()
 		if buf == nil {
-			if n == 0 || s.atEnd() != io.EOF {
+			if _, err := s.r.Peek(1); n == 0 || err != io.EOF {
 				s.Fail(ErrJSON)
 			}
 			return // a document that is one literal
@@ -187,12 +187,6 @@ func (s *Scanner) literal() {
 		s.r.Discard(len(buf))
 		n += len(buf)
 	}
-}
-
-// atEnd is why the reader has nothing more: io.EOF at the end.
-func (s *Scanner) atEnd() error {
-	_, err := s.r.Peek(1)
-	return err
 }
 
 // Skip reads one value of any kind and size, keeping nothing. An object
