@@ -93,9 +93,14 @@ func AnnotationsAfter(before map[string]string, ops []Op) map[string]string {
 			if out == nil {
 				out = map[string]string{}
 			}
-			var v string
-			b, _ := json.Marshal(o.Value)
-			json.Unmarshal(b, &v)
+			// As the API server reads it from the patch: a string of valid
+			// UTF-8 as it is, anything else through JSON.
+			v, ok := o.Value.(string)
+			if !ok || !utf8.ValidString(v) {
+				v = ""
+				b, _ := json.Marshal(o.Value)
+				json.Unmarshal(b, &v)
+			}
 			out[unescape(key)] = v
 		case o.Path == "/metadata" || o.Path == "/metadata/annotations":
 			var whole struct {
