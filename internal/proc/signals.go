@@ -1,9 +1,7 @@
 package proc
 
 import (
-	"fmt"
 	"os"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -30,18 +28,4 @@ func ForwardedSignals() []os.Signal {
 		out[i] = s
 	}
 	return out
-}
-
-// ParseSignal parses a signal name from allowed, with or without the SIG
-// prefix, in any case: "TERM", "SIGTERM", "term".
-func ParseSignal(name string, allowed []syscall.Signal) (syscall.Signal, error) {
-	upper := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(name)), "SIG")
-	var names []string
-	for _, sig := range allowed {
-		if SignalName(sig) == upper {
-			return sig, nil
-		}
-		names = append(names, SignalName(sig))
-	}
-	return 0, fmt.Errorf("unknown signal %q: use one of %s", name, strings.Join(names, ", "))
 }
