@@ -12,6 +12,7 @@ import (
 	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/internal/version"
 	"github.com/job-signal/job-signal/signalfs"
+	"github.com/job-signal/job-signal/signalfs/sidecarname"
 )
 
 // RunCmd runs the Job's main command.
@@ -40,7 +41,7 @@ func (c *RunCmd) validate() error {
 		return errors.New("missing COMMAND: give the command to run after the flags, e.g. job-signal -- /app/run")
 	}
 	var err error
-	if c.waitFor, err = signalfs.ParseNames(c.WaitFor); err != nil {
+	if c.waitFor, err = sidecarname.ParseList(c.WaitFor); err != nil {
 		return fmt.Errorf("--wait-for: %w", err)
 	}
 	return cli.CheckDurations(c)

@@ -35,6 +35,7 @@ import (
 	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/internal/version"
 	"github.com/job-signal/job-signal/signalfs"
+	"github.com/job-signal/job-signal/signalfs/sidecarname"
 	"github.com/job-signal/job-signal/signalfs/sidecarspec"
 )
 
@@ -151,7 +152,7 @@ func (c *Cmd) validate() error {
 }
 
 func (c *Cmd) names(flag string, list []string) ([]string, error) {
-	names, err := signalfs.ParseNames(list)
+	names, err := sidecarname.ParseList(list)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
