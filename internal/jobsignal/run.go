@@ -68,15 +68,13 @@ type runner struct {
 // Run is job-signal's main path. Every way out after the directory is
 // usable writes the done marker.
 func (c *RunCmd) Run(env *cli.Env, e *early) error {
-	// Signals are caught from the start (Main), so a TERM during start-up
-	// cannot kill us before the done marker is written.
-	signals, stop := env.CaughtSignals(proc.ForwardedSignals())
-	defer stop()
 	if e != nil && e.err != nil {
 		return cli.Exit(cli.ExitFailure, cli.DirError(c.Dir, e.err))
 	}
 	proc.SetUpReaping(c.Subreaper, env.Log)
-	r := &runner{cfg: c, log: env.Log, signals: signals, started: time.Now()}
+	// env.Signals were caught from the start (Main), so a TERM during
+	// start-up cannot kill us before the done marker is written.
+	r := &runner{cfg: c, log: env.Log, signals: env.Signals, started: time.Now()}
 	r.dir, r.lock = e.take(c.Dir)
 	if r.dir == nil {
 		if err := r.attach(); err != nil {
