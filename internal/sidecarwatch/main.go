@@ -2,22 +2,9 @@
 // command, reports it ready, and stops it (its whole process group) when
 // the job run by job-signal is done, then exits 0 so the Pod can succeed.
 //
-// Who does what (see also ARCHITECTURE.md, whose table of states and
-// transitions state.go follows): one event loop owns all the state, one
+// Who does what: ARCHITECTURE.md (its files, and the table of states and
+// transitions state.go follows). One event loop owns all the state, one
 // value of state.go's life, and changes it only through its pure next.
-//
-//	main.go     flags and their checks, Main
-//	state.go    the state and its transitions (pure)
-//	loop.go     the loop's fields, set-up, and the one select: what happens on each event
-//	handle.go   the handlers of the events
-//	decide.go   pure decisions: when the sidecar stops (the job's view), what a
-//	            signal means, what follows the command's own exit, the back-off
-//	order.go    pure decisions on --after and --stop-after, cycle search
-//	start.go    the directory, the wait before the command, each start
-//	stop.go     the stop sequence: --stop-after, quit URL, signal, grace, SIGKILL
-//	child.go    the sidecar's processes: command, probe, adopted daemon, signals
-//	jobstate.go the job's view, the lock waiter, job-start timers
-//	report.go   writing the sidecar's state, the final logs
 package sidecarwatch
 
 import (
