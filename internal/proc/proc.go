@@ -127,7 +127,7 @@ func Start(argv []string, opts Options) (*Child, error) {
 		c.pid = pid
 		return nil
 	}
-	if r := activeReaper(); r != nil {
+	if r := activeReaper.Load(); r != nil {
 		err = r.start(c, start)
 	} else {
 		err = start()

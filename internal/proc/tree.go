@@ -44,7 +44,7 @@ func KillGroup(pgid int) { unix.Kill(-pgid, syscall.SIGKILL) }
 // (whose members may still be dying of a SIGKILL just sent). Empty unless
 // this process reaps.
 func Orphans(except int) []Proc {
-	r := activeReaper()
+	r := activeReaper.Load()
 	if r == nil {
 		return nil
 	}
