@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -88,18 +89,11 @@ func (d *Dir) Watch(opts WatchOptions) *Watcher {
 			log.Warn("inotify unavailable; polling the directory instead", "dir", d.path, "pollInterval", opts.PollInterval, "err", err)
 		}
 	}
-	interest := map[string]bool{}
-	for _, f := range opts.Files {
-		interest[f] = true
-	}
-	l := &watchLoop{d: d, interest: interest, changed: changed, replaced: replaced, interval: opts.PollInterval, log: log}
-	if fsw != nil {
-		w.mode = "inotify"
-	} else {
-		w.mode = "poll"
-	}
+	l := &watchLoop{d: d, interest: opts.Files, changed: changed, replaced: replaced, interval: opts.PollInterval, log: log}
+	w.mode = "poll"
 	var parent *parentWatch
 	if fsw != nil {
+		w.mode = "inotify"
 		var err error
 		if parent, err = watchParent(d.path); err != nil {
 			// Only the directory's removal goes unnoticed: an emptyDir
@@ -138,7 +132,7 @@ func (d *Dir) newInotify() (*fsnotify.Watcher, error) {
 // polling ticker.
 type watchLoop struct {
 	d        *Dir
-	interest map[string]bool
+	interest []string // file names; none: every marker file
 	changed  chan struct{}
 	replaced chan struct{}
 	interval time.Duration
@@ -218,5 +212,5 @@ func (l *watchLoop) interesting(name string) bool {
 	if strings.HasPrefix(name, tempPrefix) {
 		return false
 	}
-	return len(l.interest) == 0 || l.interest[name]
+	return len(l.interest) == 0 || slices.Contains(l.interest, name)
 }
