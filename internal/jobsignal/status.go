@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -147,12 +148,9 @@ func (st *Status) seen(program, version string) {
 	if version == "" {
 		version = "unknown"
 	}
-	for _, v := range st.Versions[program] {
-		if v == version {
-			return
-		}
+	if !slices.Contains(st.Versions[program], version) {
+		st.Versions[program] = append(st.Versions[program], version)
 	}
-	st.Versions[program] = append(st.Versions[program], version)
 }
 
 func (st Status) writeText(out io.Writer) error {

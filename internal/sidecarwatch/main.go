@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -143,10 +144,8 @@ func (c *Cmd) names(flag string, list []string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	for _, n := range names {
-		if n == c.Name {
-			return nil, fmt.Errorf("%s: %q is this sidecar's own --name", flag, n)
-		}
+	if slices.Contains(names, c.Name) {
+		return nil, fmt.Errorf("%s: %q is this sidecar's own --name", flag, c.Name)
 	}
 	return names, nil
 }
