@@ -100,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer, processEnds bool) int {
 		// Caught from the start, so that a TERM in the first milliseconds
 		// cannot kill job-signal once it has written anything but
 		// job.lock: set up meanwhile, waited for below.
-		catching := cli.CatchSignalsSoon(proc.ForwardedSignals())
+		catching := cli.CatchSignalsSoon(proc.Forwarded)
 		if !processEnds {
 			defer catching.Stop()
 		}

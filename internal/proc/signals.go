@@ -10,7 +10,7 @@ import (
 // Forwarded are the signals a wrapper passes on to its child. SIGCHLD is
 // the wrapper's own business and SIGURG is the Go runtime's preemption
 // signal: neither is ever forwarded.
-var Forwarded = []syscall.Signal{
+var Forwarded = []os.Signal{
 	unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
 }
 
@@ -19,13 +19,4 @@ var Forwarded = []syscall.Signal{
 // and php-fpm, which the runtime sends instead of TERM).
 func IsTermination(sig syscall.Signal) bool {
 	return sig == unix.SIGTERM || sig == unix.SIGINT || sig == unix.SIGQUIT
-}
-
-// ForwardedSignals is Forwarded as os.Signal values, for signal.Notify.
-func ForwardedSignals() []os.Signal {
-	out := make([]os.Signal, len(Forwarded))
-	for i, s := range Forwarded {
-		out[i] = s
-	}
-	return out
 }

@@ -165,7 +165,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "sidecar-watch "+version.String())
 		return 0
 	}
-	signals, stop := cli.CatchSignals(proc.ForwardedSignals())
+	signals, stop := cli.CatchSignals(proc.Forwarded)
 	defer stop()
 	onParseError := func(err error) { recordUsageFailure(sc, err) }
 	return cli.MainScanned("sidecar-watch", description, &c, sc, stdout, stderr, onParseError, func(*kong.Context) error {

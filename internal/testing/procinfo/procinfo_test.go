@@ -7,8 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/job-signal/job-signal/internal/proc"
 )
 
 func TestSelf(t *testing.T) {
@@ -50,12 +48,13 @@ func TestMatching(t *testing.T) {
 }
 
 func TestParseSignal(t *testing.T) {
+	forwarded := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 	for _, name := range []string{"TERM", "SIGTERM", "term", " sigterm "} {
-		if sig, err := ParseSignal(name, proc.Forwarded); err != nil || sig != syscall.SIGTERM {
+		if sig, err := ParseSignal(name, forwarded); err != nil || sig != syscall.SIGTERM {
 			t.Errorf("%q: %v %v", name, sig, err)
 		}
 	}
-	if _, err := ParseSignal("URG", proc.Forwarded); err == nil {
+	if _, err := ParseSignal("URG", forwarded); err == nil {
 		t.Error("URG accepted as a forwarded signal")
 	}
 }
