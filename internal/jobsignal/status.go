@@ -1,6 +1,7 @@
 package jobsignal
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -145,9 +146,7 @@ func collectStatus(dir *signalfs.Dir) Status {
 
 // seen records a program's version, once.
 func (st *Status) seen(program, version string) {
-	if version == "" {
-		version = "unknown"
-	}
+	version = cmp.Or(version, "unknown")
 	if !slices.Contains(st.Versions[program], version) {
 		st.Versions[program] = append(st.Versions[program], version)
 	}
