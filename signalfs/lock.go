@@ -236,12 +236,7 @@ func noLocking(err error) bool {
 func flock(f *os.File, how int) error { return flockFD(int(f.Fd()), how) }
 
 func flockFD(fd, how int) error {
-	for {
-		err := unix.Flock(fd, how)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
+	return retryEINTR(func() error { return unix.Flock(fd, how) })
 }
 
 // Release drops the lock. Closing the descriptor is what releases it, as
