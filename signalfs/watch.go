@@ -1,6 +1,7 @@
 package signalfs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,10 +73,7 @@ func (d *Dir) Watch(opts WatchOptions) *Watcher {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	changed := make(chan struct{}, 1)
 	replaced := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
