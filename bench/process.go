@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/job-signal/job-signal/internal/procfs"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -101,7 +102,7 @@ func readProcStat(pid int) procStat {
 	if st, err := procfs.ReadStat(pid); err == nil {
 		ps.ticks = int(st.UTime + st.STime)
 	}
-	ps.switches = procfs.ContextSwitches(pid)
-	ps.rssKiB, _ = procfs.StatusValue(pid, "VmRSS")
+	ps.switches = procinfo.ContextSwitches(pid)
+	ps.rssKiB, _ = procinfo.StatusValue(pid, "VmRSS")
 	return ps
 }

@@ -20,8 +20,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/job-signal/job-signal/internal/procfs"
 	"github.com/job-signal/job-signal/internal/testing/hostileregistry"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 	"github.com/job-signal/job-signal/internal/testing/testcert"
 )
 
@@ -96,7 +96,7 @@ func (w *webhookProc) stop() {
 
 // peakRSS is the process's high-water mark of resident memory.
 func (w *webhookProc) peakRSS() int64 {
-	kib, _ := procfs.StatusValue(w.p.cmd.Process.Pid, "VmHWM")
+	kib, _ := procinfo.StatusValue(w.p.cmd.Process.Pid, "VmHWM")
 	return int64(kib) << 10
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/job-signal/job-signal/inject"
 	"github.com/job-signal/job-signal/internal/procfs"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 )
 
 // TestWebhookScale: the webhook at scale, through the API server, called
@@ -171,7 +172,7 @@ func TestWebhookScale(t *testing.T) {
 			b.calls += injected() - callsBefore
 			b.connections += connections() - connectionsBefore
 			b.cpu += time.Duration(after.UTime+after.STime-before.UTime-before.STime) * time.Second / clockTicks
-			rss, _ := procfs.StatusValue(hook.cmd.Process.Pid, "VmHWM")
+			rss, _ := procinfo.StatusValue(hook.cmd.Process.Pid, "VmHWM")
 			b.rssKiB = max(b.rssKiB, int(rss))
 			b.hooked, b.plain, b.errs, b.form = append(b.hooked, hooked...), append(b.plain, plain...), append(b.errs, errs...), form
 			hook.stop(t)

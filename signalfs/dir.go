@@ -277,12 +277,20 @@ func (d *Dir) SidecarNames() ([]string, error) {
 	return names, nil
 }
 
-// openat retries on EINTR, which a signal to a Go program can cause.
-func openat(dir int, name string, flag int, perm uint32) (int, error) {
+// retryEINTR calls call again while it fails with EINTR, which a signal
+// to a Go program can cause.
+func retryEINTR(call func() error) error {
 	for {
-		fd, err := unix.Openat(dir, name, flag, perm)
-		if !errors.Is(err, unix.EINTR) {
-			return fd, err
+		if err := call(); !errors.Is(err, unix.EINTR) {
+			return err
 		}
 	}
+}
+
+func openat(dir int, name string, flag int, perm uint32) (fd int, err error) {
+	err = retryEINTR(func() error {
+		fd, err = unix.Openat(dir, name, flag, perm)
+		return err
+	})
+	return fd, err
 }

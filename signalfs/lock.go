@@ -165,8 +165,7 @@ func (d *Dir) createLocked(file string, content []byte) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
 	}
-	f := os.NewFile(uintptr(fd), d.join(file))
-	l, err := d.lockAndLink(f, file, content, func() error {
+	return d.lockAndLink(fd, file, content, func() error {
 		// A file without a name is linked through its /proc handle; that
 		// needs no privilege, where AT_EMPTY_PATH does.
 		err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), d.dirfd(), file, unix.AT_SYMLINK_FOLLOW)
@@ -175,10 +174,6 @@ func (d *Dir) createLocked(file string, content []byte) (*Lock, error) {
 		}
 		return err
 	})
-	if err != nil {
-		f.Close()
-	}
-	return l, err
 }
 
 // createLockedNamed is createLocked through a named temporary file.
@@ -192,20 +187,22 @@ func (d *Dir) createLockedNamed(file string, content []byte) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
 	}
-	f := os.NewFile(uintptr(fd), d.join(file))
-	l, err := d.lockAndLink(f, file, content, func() error {
+	return d.lockAndLink(fd, file, content, func() error {
 		return unix.Linkat(int(tmp.dir.Fd()), tmp.name, d.dirfd(), file, 0)
 	})
-	if err != nil {
-		f.Close()
-	}
-	return l, err
 }
 
-// lockAndLink writes content into the unlinked or hidden file f, locks it
-// and links it into place as file. A content that does not fit (no space
-// left) is left out rather than failing: the lock matters more.
-func (d *Dir) lockAndLink(f *os.File, file string, content []byte, link func() error) (*Lock, error) {
+// lockAndLink writes content into the unlinked or hidden file fd, locks it
+// and links it into place as file; on failure it closes fd. A content that
+// does not fit (no space left) is left out rather than failing: the lock
+// matters more.
+func (d *Dir) lockAndLink(fd int, file string, content []byte, link func() error) (_ *Lock, err error) {
+	f := os.NewFile(uintptr(fd), d.join(file))
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
 	if err := f.Chmod(filePerm); err != nil {
 		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
 	}
@@ -239,12 +236,7 @@ func noLocking(err error) bool {
 func flock(f *os.File, how int) error { return flockFD(int(f.Fd()), how) }
 
 func flockFD(fd, how int) error {
-	for {
-		err := unix.Flock(fd, how)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
+	return retryEINTR(func() error { return unix.Flock(fd, how) })
 }
 
 // Release drops the lock. Closing the descriptor is what releases it, as

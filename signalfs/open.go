@@ -184,19 +184,16 @@ func linkFollowable(dir int, dirName, shown string) error {
 	return nil
 }
 
+// readlinkat reads a link's target; one longer than a path may be
+// (PATH_MAX) is refused.
 func readlinkat(dir int, name string) (string, error) {
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Readlinkat(dir, name, buf)
-		if err != nil {
-			return "", err
-		}
-		if n < len(buf) {
-			return string(buf[:n]), nil
-		}
-		if len(buf) >= 4096 {
-			return "", unix.ENAMETOOLONG
-		}
-		buf = make([]byte, 2*len(buf))
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, name, buf)
+	switch {
+	case err != nil:
+		return "", err
+	case n == len(buf):
+		return "", unix.ENAMETOOLONG
 	}
+	return string(buf[:n]), nil
 }

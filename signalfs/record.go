@@ -3,8 +3,10 @@ package signalfs
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -32,7 +34,9 @@ type record struct {
 	version int
 	keys    []string
 	values  map[string]string
-	err     error // the first value set that cannot be stored
+	// err is the first value set that cannot be stored, or the first
+	// field read that is missing or malformed.
+	err error
 }
 
 func newRecord(kind string) *record {
@@ -47,8 +51,8 @@ func (r *record) set(key, value string) {
 	if value == "" {
 		return
 	}
-	if err := checkValue(value); err != nil && r.err == nil {
-		r.err = fmt.Errorf("%s: %w", key, err)
+	if err := checkValue(value); err != nil {
+		r.fail(fmt.Errorf("%s: %w", key, err))
 	}
 	if _, dup := r.values[key]; !dup {
 		r.keys = append(r.keys, key)
@@ -192,62 +196,81 @@ func clip(s string) string {
 	return s
 }
 
-// Typed accessors. Each returns an error that names the key.
+// Typed accessors. Each returns the zero value for a missing or bad field;
+// the first bad field's error, which names the key, is kept in err, so a
+// parser reads every field and reports the first problem.
 
-func (r *record) str(key string, required bool) (string, error) {
-	v := r.values[key]
-	if v == "" && required {
-		return "", fmt.Errorf("%w: %s marker lacks %q", ErrMalformed, r.kind, key)
+// fail keeps err if it is the first.
+func (r *record) fail(err error) {
+	if r.err == nil {
+		r.err = err
 	}
-	return v, nil
 }
 
-func (r *record) integer(key string, required bool, min, max int) (int, error) {
-	v, err := r.str(key, required)
-	if err != nil || v == "" {
-		return 0, err
+func (r *record) str(key string, required bool) string {
+	v := r.values[key]
+	if v == "" && required {
+		r.fail(fmt.Errorf("%w: %s marker lacks %q", ErrMalformed, r.kind, key))
+	}
+	return v
+}
+
+func (r *record) integer(key string, required bool, min, max int) int {
+	v := r.str(key, required)
+	if v == "" {
+		return 0
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < min || n > max {
-		return 0, fmt.Errorf("%w: %s=%q: want an integer from %d to %d", ErrMalformed, key, clip(v), min, max)
+		r.fail(fmt.Errorf("%w: %s=%q: want an integer from %d to %d", ErrMalformed, key, clip(v), min, max))
+		return 0
 	}
-	return n, nil
+	return n
 }
 
-func (r *record) boolean(key string) (bool, error) {
+func (r *record) boolean(key string) bool {
 	switch v := r.values[key]; v {
 	case "", "false":
-		return false, nil
 	case "true":
-		return true, nil
+		return true
 	default:
-		return false, fmt.Errorf("%w: %s=%q: want true or false", ErrMalformed, key, clip(v))
+		r.fail(fmt.Errorf("%w: %s=%q: want true or false", ErrMalformed, key, clip(v)))
 	}
+	return false
 }
 
-func (r *record) oneOf(key string, required bool, allowed ...string) (string, error) {
-	v, err := r.str(key, required)
-	if err != nil || v == "" {
-		return v, err
+func (r *record) oneOf(key string, required bool, allowed ...string) string {
+	v := r.str(key, required)
+	if v == "" || slices.Contains(allowed, v) {
+		return v
 	}
-	for _, a := range allowed {
-		if v == a {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf("%w: %s=%q: want one of %s", ErrMalformed, key, clip(v), strings.Join(allowed, ", "))
+	r.fail(fmt.Errorf("%w: %s=%q: want one of %s", ErrMalformed, key, clip(v), strings.Join(allowed, ", ")))
+	return ""
 }
 
-func (r *record) names(key string) ([]string, error) {
+func (r *record) names(key string) []string {
 	v := r.values[key]
 	if v == "" {
-		return nil, nil
+		return nil
 	}
 	list := strings.Split(v, ",")
 	for _, n := range list {
 		if err := ValidName(n); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, key, err)
+			r.fail(fmt.Errorf("%w: %s: %v", ErrMalformed, key, err))
+			return nil
 		}
 	}
-	return list, nil
+	return list
+}
+
+func (r *record) time(key string) time.Time {
+	v := r.values[key]
+	if v == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		r.fail(fmt.Errorf("%w: %s=%q: want an RFC 3339 time", ErrMalformed, key, clip(v)))
+	}
+	return t
 }

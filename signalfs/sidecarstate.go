@@ -74,46 +74,30 @@ func (s *SidecarState) UnmarshalText(data []byte) error {
 	if err != nil {
 		return err
 	}
-	var out SidecarState
-	var phase string
-	var first firstError
-	collect := first.keep
-	out.Name, err = r.str("name", true)
-	collect(err)
-	if err == nil {
-		if verr := ValidName(out.Name); verr != nil {
-			collect(fmt.Errorf("%w: %v", ErrMalformed, verr))
+	out := SidecarState{Name: r.str("name", true)}
+	if out.Name != "" {
+		if err := ValidName(out.Name); err != nil {
+			r.fail(fmt.Errorf("%w: %v", ErrMalformed, err))
 		}
 	}
-	phase, err = r.oneOf("phase", true, string(SidecarWaiting), string(SidecarStarting), string(SidecarReady),
-		string(SidecarRestarting), string(SidecarStopping), string(SidecarStopped), string(SidecarFailed))
-	collect(err)
-	out.Phase = SidecarPhase(phase)
-	out.Liveness, err = r.oneOf("liveness", false, LivenessFlock, LivenessNone)
-	collect(err)
-	out.Version, _ = r.str("version", false)
-	out.PID, err = r.integer("pid", false, 1, 1<<22)
-	collect(err)
-	out.ChildPID, err = r.integer("child-pid", false, 1, 1<<22)
-	collect(err)
-	out.Restarts, err = r.integer("restarts", false, 0, 1<<30)
-	collect(err)
-	out.After, err = r.names("after")
-	collect(err)
-	out.StopAfter, err = r.names("stop-after")
-	collect(err)
+	out.Phase = SidecarPhase(r.oneOf("phase", true, string(SidecarWaiting), string(SidecarStarting), string(SidecarReady),
+		string(SidecarRestarting), string(SidecarStopping), string(SidecarStopped), string(SidecarFailed)))
+	out.Liveness = r.oneOf("liveness", false, LivenessFlock, LivenessNone)
+	out.Version = r.str("version", false)
+	out.PID = r.integer("pid", false, 1, 1<<22)
+	out.ChildPID = r.integer("child-pid", false, 1, 1<<22)
+	out.Restarts = r.integer("restarts", false, 0, 1<<30)
+	out.After = r.names("after")
+	out.StopAfter = r.names("stop-after")
 	out.ExitCode = -1
 	if _, ok := r.values["exit-code"]; ok {
-		out.ExitCode, err = r.integer("exit-code", true, 0, 255)
-		collect(err)
+		out.ExitCode = r.integer("exit-code", true, 0, 255)
 	}
-	out.LastError, _ = r.str("last-error", false)
-	out.Terminating, err = r.boolean("terminating")
-	collect(err)
-	out.Updated, err = r.time("updated")
-	collect(err)
-	if first.err != nil {
-		return first.err
+	out.LastError = r.str("last-error", false)
+	out.Terminating = r.boolean("terminating")
+	out.Updated = r.time("updated")
+	if r.err != nil {
+		return r.err
 	}
 	*s = out
 	return nil

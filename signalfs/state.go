@@ -1,7 +1,6 @@
 package signalfs
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -94,57 +93,30 @@ func (j *JobState) UnmarshalText(data []byte) error {
 	if err != nil {
 		return err
 	}
-	var s JobState
-	var phase string
-	var first firstError
-	collect := first.keep
-	s.Attempt, err = r.integer("attempt", true, 1, 1<<30)
-	collect(err)
-	phase, err = r.oneOf("phase", true, string(JobWaiting), string(JobRunning), string(JobDone))
-	collect(err)
-	s.Phase = JobPhase(phase)
-	s.RestartPolicy, err = r.oneOf("restart-policy", true, RestartNever, RestartOnFailure)
-	collect(err)
-	s.Liveness, err = r.oneOf("liveness", false, LivenessFlock, LivenessNone)
-	collect(err)
-	s.Version, _ = r.str("version", false)
-	s.PID, err = r.integer("pid", false, 1, 1<<22)
-	collect(err)
-	s.ChildPID, err = r.integer("child-pid", false, 1, 1<<22)
-	collect(err)
-	s.WaitFor, err = r.names("wait-for")
-	collect(err)
-	s.Started, err = r.time("started")
-	collect(err)
-	s.Updated, err = r.time("updated")
-	collect(err)
-	if s.Phase == JobDone {
-		s.ExitCode, err = r.integer("exit-code", true, 0, 255)
-		collect(err)
-		s.Reason, err = r.str("reason", true)
-		collect(err)
-		s.Signal, _ = r.str("signal", false)
-		s.Terminating, err = r.boolean("terminating")
-		collect(err)
-		s.Message, _ = r.str("message", false)
+	s := JobState{
+		Attempt:       r.integer("attempt", true, 1, 1<<30),
+		Phase:         JobPhase(r.oneOf("phase", true, string(JobWaiting), string(JobRunning), string(JobDone))),
+		RestartPolicy: r.oneOf("restart-policy", true, RestartNever, RestartOnFailure),
+		Liveness:      r.oneOf("liveness", false, LivenessFlock, LivenessNone),
+		Version:       r.str("version", false),
+		PID:           r.integer("pid", false, 1, 1<<22),
+		ChildPID:      r.integer("child-pid", false, 1, 1<<22),
+		WaitFor:       r.names("wait-for"),
+		Started:       r.time("started"),
+		Updated:       r.time("updated"),
 	}
-	if first.err != nil {
-		return first.err
+	if s.Phase == JobDone {
+		s.ExitCode = r.integer("exit-code", true, 0, 255)
+		s.Reason = r.str("reason", true)
+		s.Signal = r.str("signal", false)
+		s.Terminating = r.boolean("terminating")
+		s.Message = r.str("message", false)
+	}
+	if r.err != nil {
+		return r.err
 	}
 	*j = s
 	return nil
-}
-
-func (r *record) time(key string) (time.Time, error) {
-	v := r.values[key]
-	if v == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: %s=%q: want an RFC 3339 time", ErrMalformed, key, clip(v))
-	}
-	return t, nil
 }
 
 func formatTime(t time.Time) string {
@@ -159,16 +131,6 @@ func itoaNonZero(n int) string {
 		return ""
 	}
 	return strconv.Itoa(n)
-}
-
-// firstError keeps the first of the errors it is given, so a parser can
-// read every field and report the first problem.
-type firstError struct{ err error }
-
-func (f *firstError) keep(err error) {
-	if f.err == nil {
-		f.err = err
-	}
 }
 
 // jobLockInfo is the content of job.lock: what sidecars need to know about
@@ -190,9 +152,9 @@ func (l *jobLockInfo) UnmarshalText(data []byte) error {
 	if err != nil {
 		return err
 	}
-	policy, err := r.oneOf("restart-policy", true, RestartNever, RestartOnFailure)
-	if err != nil {
-		return err
+	policy := r.oneOf("restart-policy", true, RestartNever, RestartOnFailure)
+	if r.err != nil {
+		return r.err
 	}
 	l.restartPolicy = policy
 	return nil

@@ -1,11 +1,13 @@
 package signalfs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -71,10 +73,7 @@ func (d *Dir) Watch(opts WatchOptions) *Watcher {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	changed := make(chan struct{}, 1)
 	replaced := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,18 +87,11 @@ func (d *Dir) Watch(opts WatchOptions) *Watcher {
 			log.Warn("inotify unavailable; polling the directory instead", "dir", d.path, "pollInterval", opts.PollInterval, "err", err)
 		}
 	}
-	interest := map[string]bool{}
-	for _, f := range opts.Files {
-		interest[f] = true
-	}
-	l := &watchLoop{d: d, interest: interest, changed: changed, replaced: replaced, interval: opts.PollInterval, log: log}
-	if fsw != nil {
-		w.mode = "inotify"
-	} else {
-		w.mode = "poll"
-	}
+	l := &watchLoop{d: d, interest: opts.Files, changed: changed, replaced: replaced, interval: opts.PollInterval, log: log}
+	w.mode = "poll"
 	var parent *parentWatch
 	if fsw != nil {
+		w.mode = "inotify"
 		var err error
 		if parent, err = watchParent(d.path); err != nil {
 			// Only the directory's removal goes unnoticed: an emptyDir
@@ -138,7 +130,7 @@ func (d *Dir) newInotify() (*fsnotify.Watcher, error) {
 // polling ticker.
 type watchLoop struct {
 	d        *Dir
-	interest map[string]bool
+	interest []string // file names; none: every marker file
 	changed  chan struct{}
 	replaced chan struct{}
 	interval time.Duration
@@ -218,5 +210,5 @@ func (l *watchLoop) interesting(name string) bool {
 	if strings.HasPrefix(name, tempPrefix) {
 		return false
 	}
-	return len(l.interest) == 0 || l.interest[name]
+	return len(l.interest) == 0 || slices.Contains(l.interest, name)
 }

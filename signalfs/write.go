@@ -96,14 +96,6 @@ func writeAll(fd int, data []byte) error {
 	return nil
 }
 
-func retryEINTR(call func() error) error {
-	for {
-		if err := call(); !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
-}
-
 func (t tempFile) remove() { unix.Unlinkat(int(t.dir.Fd()), t.name, 0) }
 
 // renameInto moves the temporary file over name. rename never follows a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/job-signal/job-signal/internal/procfs"
 	"github.com/job-signal/job-signal/internal/testing/fake"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 	"github.com/job-signal/job-signal/signalfs"
 )
 
@@ -226,14 +227,14 @@ func (c *checker) noLeaks() {
 	for _, p := range c.pids {
 		if p.Running() {
 			leaked[p.PID] = true
-			c.o.failf("leak: %s still running after every wrapper exited: %s", p.Name, procfs.Describe(p.PID))
+			c.o.failf("leak: %s still running after every wrapper exited: %s", p.Name, procinfo.Describe(p.PID))
 			// Clean up, so that one leak does not disturb the rest.
 			killAndWait(procfs.Stat{PID: p.PID, StartTime: p.StartTime})
 		}
 	}
-	for _, st := range procfs.Matching(c.l.root) {
+	for _, st := range procinfo.Matching(c.l.root) {
 		if !leaked[st.PID] {
-			c.o.failf("leak: a process of this lifecycle still running: %s", procfs.Describe(st.PID))
+			c.o.failf("leak: a process of this lifecycle still running: %s", procinfo.Describe(st.PID))
 		}
 	}
 	c.l.killMatching(c.l.root)

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/procfs"
 	"github.com/job-signal/job-signal/internal/testing/fake"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 )
 
 // lifecycleDeadline bounds one lifecycle: a hang is a failure.
@@ -210,12 +210,12 @@ func (l *lifecycle) waitAll() {
 			if !w.exitedNow() {
 				w.killedAtDeadline = true
 				listed[w.cmd.Process.Pid] = true
-				l.hung = append(l.hung, fmt.Sprintf("%s (%s)", w.label, procfs.Describe(w.cmd.Process.Pid)))
+				l.hung = append(l.hung, fmt.Sprintf("%s (%s)", w.label, procinfo.Describe(w.cmd.Process.Pid)))
 			}
 		}
-		for _, st := range procfs.Matching(l.root) {
+		for _, st := range procinfo.Matching(l.root) {
 			if !listed[st.PID] {
-				l.hung = append(l.hung, procfs.Describe(st.PID))
+				l.hung = append(l.hung, procinfo.Describe(st.PID))
 			}
 		}
 		l.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/job-signal/job-signal/internal/procfs"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 )
 
 // The wrappers: how they are started (command lines, environment) and how
@@ -215,7 +216,7 @@ func (l *lifecycle) sidecarArgs(i int, s *sidecar) []string {
 // killMatching SIGKILLs every process with needle in its command line and
 // waits until each has ended.
 func (l *lifecycle) killMatching(needle string) {
-	for _, st := range procfs.Matching(needle) {
+	for _, st := range procinfo.Matching(needle) {
 		if err := killAndWait(st); err != nil {
 			l.harnessFailure("kill pid %d: %v", st.PID, err)
 		}
@@ -251,7 +252,7 @@ func killAndWait(st procfs.Stat) error {
 			return err
 		}
 		if n == 0 {
-			return fmt.Errorf("still there 5s after SIGKILL: %s", procfs.Describe(st.PID))
+			return fmt.Errorf("still there 5s after SIGKILL: %s", procinfo.Describe(st.PID))
 		}
 		return nil
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/procfs"
 	"github.com/job-signal/job-signal/internal/testing/fake"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 )
 
 // logTail bounds how much of each process's output a report shows: the end
@@ -65,7 +65,7 @@ func (l *lifecycle) report(o *outcome) string {
 	for _, p := range pids {
 		state := "gone"
 		if p.Running() {
-			state = procfs.Describe(p.PID)
+			state = procinfo.Describe(p.PID)
 		}
 		fmt.Fprintf(&b, "%s %d %d: %s\n", p.Name, p.PID, p.StartTime, state)
 	}

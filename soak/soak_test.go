@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/job-signal/job-signal/internal/procfs"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 )
 
 // config is read from the environment (see README.md).
@@ -203,10 +204,10 @@ func runOne(t *testing.T, sc *scenario, bins binaries, tmp string, keep bool) *o
 func finalChecks(tmp string) []string {
 	var problems []string
 	for _, st := range procfs.Children(os.Getpid()) {
-		problems = append(problems, "soak: child of the test process left at the end: "+procfs.Describe(st.PID)+fmt.Sprintf(" (state %c)", st.State))
+		problems = append(problems, "soak: child of the test process left at the end: "+procinfo.Describe(st.PID)+fmt.Sprintf(" (state %c)", st.State))
 	}
-	for _, st := range procfs.Matching(tmp) {
-		problems = append(problems, "soak: process left running at the end: "+procfs.Describe(st.PID))
+	for _, st := range procinfo.Matching(tmp) {
+		problems = append(problems, "soak: process left running at the end: "+procinfo.Describe(st.PID))
 		killAndWait(st)
 	}
 	return problems

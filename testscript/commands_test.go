@@ -13,8 +13,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/job-signal/job-signal/internal/proc"
-	"github.com/job-signal/job-signal/internal/procfs"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 )
 
 // commands are the script commands added to testscript's own:
@@ -117,7 +116,7 @@ func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: waitgone PIDFILE")
 	}
 	pid := readPID(ts, args[0])
-	poll(ts, fmt.Sprintf("process %d (%s) to end", pid, args[0]), func() bool { return !procfs.Alive(pid) })
+	poll(ts, fmt.Sprintf("process %d (%s) to end", pid, args[0]), func() bool { return !procinfo.Alive(pid) })
 }
 
 func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
@@ -125,7 +124,7 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: alive PIDFILE")
 	}
 	pid := readPID(ts, args[0])
-	if procfs.Alive(pid) == neg {
+	if procinfo.Alive(pid) == neg {
 		ts.Fatalf("process %d (%s): running=%v", pid, args[0], !neg)
 	}
 }
@@ -167,7 +166,7 @@ func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: killpid PIDFILE SIG")
 	}
-	sig, err := proc.ParseSignal(args[1], allSignals)
+	sig, err := procinfo.ParseSignal(args[1], allSignals)
 	ts.Check(err)
 	ts.Check(syscall.Kill(readPID(ts, args[0]), sig))
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/internal/procfs"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 )
 
 // The script commands that start, signal and wait for processes, and
@@ -170,7 +170,7 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: signal NAME SIG")
 	}
 	p := procs(ts).get(ts, args[0])
-	sig, err := proc.ParseSignal(args[1], allSignals)
+	sig, err := procinfo.ParseSignal(args[1], allSignals)
 	ts.Check(err)
 	ts.Check(p.cmd.Process.Signal(sig))
 }

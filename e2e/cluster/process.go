@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/job-signal/job-signal/internal/procfs"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 )
 
 // daemon is a background process the suite started (containerd, kubelet),
@@ -151,7 +152,7 @@ func killOurProcesses(p paths, deadline time.Time) ([]process, error) {
 // commandLine is pid's arguments joined by spaces (empty for a zombie),
 // and whether the process exists.
 func commandLine(pid int) (string, bool) {
-	args, err := procfs.Cmdline(pid)
+	args, err := procinfo.Cmdline(pid)
 	return strings.Join(args, " "), err == nil
 }
 

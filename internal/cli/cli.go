@@ -106,7 +106,8 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	// Signals receives the signals a wrapper forwards, caught from the
-	// very start of the program (see CatchSignals).
+	// very start of the program (see CatchSignals): the pair's Mains set
+	// it for every command that runs a child.
 	Signals chan os.Signal
 }
 

@@ -12,15 +12,6 @@ import (
 	"syscall"
 )
 
-// CaughtSignals returns Env.Signals when Main caught them already, and
-// otherwise starts catching sigs now; stop undoes what it started.
-func (e *Env) CaughtSignals(sigs []os.Signal) (signals chan os.Signal, stop func()) {
-	if e.Signals != nil {
-		return e.Signals, func() {}
-	}
-	return CatchSignals(sigs)
-}
-
 // CatchSignals starts catching the signals a wrapper forwards, before the
 // command line is even parsed: a SIGTERM in the first milliseconds must
 // not kill the wrapper before it can record the job's end. The returned

@@ -1,14 +1,8 @@
 // Package jobsignal is the job-signal program: it wraps a Job's main
 // command, holds it at a ready gate until named sidecars are ready, runs it
 // as a proper parent, and on every exit path writes the done marker that
-// tells the sidecars (run under sidecar-watch) to stop.
-//
-//	main.go     the command line, Main, refusing mistyped commands
-//	early.go    job.lock, taken before the command line is parsed
-//	run.go      the run: attempts, COMMAND, signals, the done marker
-//	gate.go     the ready gate on --wait-for sidecars
-//	status.go   job-signal status
-//	install.go  job-signal install
+// tells the sidecars (run under sidecar-watch) to stop. ARCHITECTURE.md
+// says which file does what.
 package jobsignal
 
 import (
@@ -106,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer, processEnds bool) int {
 		// Caught from the start, so that a TERM in the first milliseconds
 		// cannot kill job-signal once it has written anything but
 		// job.lock: set up meanwhile, waited for below.
-		catching := cli.CatchSignalsSoon(proc.ForwardedSignals())
+		catching := cli.CatchSignalsSoon(proc.Forwarded)
 		if !processEnds {
 			defer catching.Stop()
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/internal/version"
 	"github.com/job-signal/job-signal/signalfs"
+	"github.com/job-signal/job-signal/signalfs/sidecarname"
 )
 
 // RunCmd runs the Job's main command.
@@ -40,7 +41,7 @@ func (c *RunCmd) validate() error {
 		return errors.New("missing COMMAND: give the command to run after the flags, e.g. job-signal -- /app/run")
 	}
 	var err error
-	if c.waitFor, err = signalfs.ParseNames(c.WaitFor); err != nil {
+	if c.waitFor, err = sidecarname.ParseList(c.WaitFor); err != nil {
 		return fmt.Errorf("--wait-for: %w", err)
 	}
 	return cli.CheckDurations(c)
@@ -67,15 +68,13 @@ type runner struct {
 // Run is job-signal's main path. Every way out after the directory is
 // usable writes the done marker.
 func (c *RunCmd) Run(env *cli.Env, e *early) error {
-	// Signals are caught from the start (Main), so a TERM during start-up
-	// cannot kill us before the done marker is written.
-	signals, stop := env.CaughtSignals(proc.ForwardedSignals())
-	defer stop()
 	if e != nil && e.err != nil {
 		return cli.Exit(cli.ExitFailure, cli.DirError(c.Dir, e.err))
 	}
 	proc.SetUpReaping(c.Subreaper, env.Log)
-	r := &runner{cfg: c, log: env.Log, signals: signals, started: time.Now()}
+	// env.Signals were caught from the start (Main), so a TERM during
+	// start-up cannot kill us before the done marker is written.
+	r := &runner{cfg: c, log: env.Log, signals: env.Signals, started: time.Now()}
 	r.dir, r.lock = e.take(c.Dir)
 	if r.dir == nil {
 		if err := r.attach(); err != nil {

@@ -1,9 +1,11 @@
 package jobsignal
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -144,15 +146,10 @@ func collectStatus(dir *signalfs.Dir) Status {
 
 // seen records a program's version, once.
 func (st *Status) seen(program, version string) {
-	if version == "" {
-		version = "unknown"
+	version = cmp.Or(version, "unknown")
+	if !slices.Contains(st.Versions[program], version) {
+		st.Versions[program] = append(st.Versions[program], version)
 	}
-	for _, v := range st.Versions[program] {
-		if v == version {
-			return
-		}
-	}
-	st.Versions[program] = append(st.Versions[program], version)
 }
 
 func (st Status) writeText(out io.Writer) error {

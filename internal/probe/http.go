@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,10 +36,7 @@ func NewHTTP(rawURL string) (HTTP, error) {
 	if err != nil {
 		return HTTP{}, err
 	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-	}
+	port := cmp.Or(u.Port(), "80")
 	return HTTP{URL: rawURL, host: net.JoinHostPort(u.Hostname(), port), request: u.RequestURI()}, nil
 }
 

@@ -5,6 +5,7 @@
 package proc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -127,7 +128,7 @@ func Start(argv []string, opts Options) (*Child, error) {
 		c.pid = pid
 		return nil
 	}
-	if r := activeReaper(); r != nil {
+	if r := activeReaper.Load(); r != nil {
 		err = r.start(c, start)
 	} else {
 		err = start()
@@ -190,20 +191,15 @@ func lookPath(name string, env []string) (string, error) {
 	}
 	denied := ""
 	for _, dir := range filepath.SplitList(pathList) {
-		if dir == "" {
-			dir = "."
-		}
-		candidate := filepath.Join(dir, name)
+		candidate := filepath.Join(cmp.Or(dir, "."), name)
 		info, err := os.Stat(candidate)
 		if err != nil || info.IsDir() {
 			continue
 		}
 		if info.Mode()&0o111 == 0 {
-			// Remember it: if nothing executable is found, "permission
+			// Remember the first: if nothing executable is found, "permission
 			// denied" is a better report than "not found".
-			if denied == "" {
-				denied = candidate
-			}
+			denied = cmp.Or(denied, candidate)
 			continue
 		}
 		return candidate, nil

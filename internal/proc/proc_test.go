@@ -97,15 +97,7 @@ func TestSignalGroupReachesGrandchild(t *testing.T) {
 	}
 }
 
-func TestParseSignal(t *testing.T) {
-	for _, name := range []string{"TERM", "SIGTERM", "term", " sigterm "} {
-		if sig, err := ParseSignal(name, Forwarded); err != nil || sig != syscall.SIGTERM {
-			t.Errorf("%q: %v %v", name, sig, err)
-		}
-	}
-	if _, err := ParseSignal("URG", Forwarded); err == nil {
-		t.Error("URG accepted as a forwarded signal")
-	}
+func TestForwarded(t *testing.T) {
 	for _, sig := range Forwarded {
 		if sig == syscall.SIGURG || sig == syscall.SIGCHLD {
 			t.Errorf("%v must never be forwarded", sig)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -29,28 +30,20 @@ type reaper struct {
 
 var (
 	reaperOnce sync.Once
-	theReaper  *reaper
-	reaperMu   sync.Mutex
+	// activeReaper is the reaper once reaping is enabled, else nil.
+	activeReaper atomic.Pointer[reaper]
 )
 
-func activeReaper() *reaper {
-	reaperMu.Lock()
-	defer reaperMu.Unlock()
-	return theReaper
-}
-
-// EnableReaping makes this process reap all its children, including
+// enableReaping makes this process reap all its children, including
 // orphans re-parented to it. Call it before starting any child. It is
 // process-wide and cannot be undone; it must not be used where other code
 // in the process waits for its own children (os/exec).
-func EnableReaping(log *slog.Logger) {
+func enableReaping(log *slog.Logger) {
 	reaperOnce.Do(func() {
 		r := &reaper{children: map[int]*Child{}, log: log, orphanReaped: make(chan struct{}, 1)}
 		sigchld := make(chan os.Signal, 1)
 		signal.Notify(sigchld, unix.SIGCHLD)
-		reaperMu.Lock()
-		theReaper = r
-		reaperMu.Unlock()
+		activeReaper.Store(r)
 		go func() {
 			for range sigchld {
 				r.reap()
@@ -59,15 +52,6 @@ func EnableReaping(log *slog.Logger) {
 		// Zombies from before we were watching.
 		r.reap()
 	})
-}
-
-// BecomeSubreaper makes this process the one orphaned descendants are
-// re-parented to (instead of PID 1), so it can reap them.
-func BecomeSubreaper() error {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("become child subreaper: %w", err)
-	}
-	return nil
 }
 
 // owns reports whether pid is a child started through Start.
@@ -80,11 +64,11 @@ func (r *reaper) owns(pid int) bool {
 
 // Reaping reports whether this process reaps every child (see
 // SetUpReaping): orphans of its descendants are then re-parented to it.
-func Reaping() bool { return activeReaper() != nil }
+func Reaping() bool { return activeReaper.Load() != nil }
 
 // OrphanReaped fires after an orphan was reaped; nil when not reaping.
 func OrphanReaped() <-chan struct{} {
-	if r := activeReaper(); r != nil {
+	if r := activeReaper.Load(); r != nil {
 		return r.orphanReaped
 	}
 	return nil
@@ -130,12 +114,13 @@ func (r *reaper) reap() {
 func SetUpReaping(subreaper bool, log *slog.Logger) {
 	switch {
 	case os.Getpid() == 1:
-		EnableReaping(log)
+		enableReaping(log)
 	case subreaper:
-		if err := BecomeSubreaper(); err != nil {
-			log.Warn("cannot become a child subreaper; orphans will not be reaped here", "err", err)
+		// The one orphaned descendants are re-parented to, instead of PID 1.
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			log.Warn("cannot become a child subreaper; orphans will not be reaped here", "err", fmt.Errorf("become child subreaper: %w", err))
 			return
 		}
-		EnableReaping(log)
+		enableReaping(log)
 	}
 }

@@ -1,9 +1,7 @@
 package proc
 
 import (
-	"fmt"
 	"os"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -12,7 +10,7 @@ import (
 // Forwarded are the signals a wrapper passes on to its child. SIGCHLD is
 // the wrapper's own business and SIGURG is the Go runtime's preemption
 // signal: neither is ever forwarded.
-var Forwarded = []syscall.Signal{
+var Forwarded = []os.Signal{
 	unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
 }
 
@@ -21,27 +19,4 @@ var Forwarded = []syscall.Signal{
 // and php-fpm, which the runtime sends instead of TERM).
 func IsTermination(sig syscall.Signal) bool {
 	return sig == unix.SIGTERM || sig == unix.SIGINT || sig == unix.SIGQUIT
-}
-
-// ForwardedSignals is Forwarded as os.Signal values, for signal.Notify.
-func ForwardedSignals() []os.Signal {
-	out := make([]os.Signal, len(Forwarded))
-	for i, s := range Forwarded {
-		out[i] = s
-	}
-	return out
-}
-
-// ParseSignal parses a signal name from allowed, with or without the SIG
-// prefix, in any case: "TERM", "SIGTERM", "term".
-func ParseSignal(name string, allowed []syscall.Signal) (syscall.Signal, error) {
-	upper := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(name)), "SIG")
-	var names []string
-	for _, sig := range allowed {
-		if SignalName(sig) == upper {
-			return sig, nil
-		}
-		names = append(names, SignalName(sig))
-	}
-	return 0, fmt.Errorf("unknown signal %q: use one of %s", name, strings.Join(names, ", "))
 }

@@ -30,9 +30,6 @@ func (p Proc) Group() int {
 // Running reports whether the process is still there and not a zombie.
 func (p Proc) Running() bool { return procfs.Running(p.PID, p.StartTime) }
 
-// Alive reports whether pid exists and is not a zombie.
-func Alive(pid int) bool { return procfs.Alive(pid) }
-
 // SignalGroup sends sig to process group pgid; a group already gone is
 // not an error.
 func SignalGroup(pgid int, sig syscall.Signal) error {
@@ -47,7 +44,7 @@ func KillGroup(pgid int) { unix.Kill(-pgid, syscall.SIGKILL) }
 // (whose members may still be dying of a SIGKILL just sent). Empty unless
 // this process reaps.
 func Orphans(except int) []Proc {
-	r := activeReaper()
+	r := activeReaper.Load()
 	if r == nil {
 		return nil
 	}

@@ -41,26 +41,12 @@ func TestSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.PPID != os.Getppid() || st.PGRP != syscall.Getpgrp() || !Running(st.PID, st.StartTime) || Running(st.PID, st.StartTime+1) || !Alive(st.PID) {
+	if st.PPID != os.Getppid() || st.PGRP != syscall.Getpgrp() || !Running(st.PID, st.StartTime) || Running(st.PID, st.StartTime+1) {
 		t.Errorf("ReadStat(self) = %+v", st)
-	}
-	if rss, err := StatusValue(os.Getpid(), "VmRSS"); err != nil || rss <= 0 {
-		t.Errorf("VmRSS = %d, %v", rss, err)
-	}
-	if _, err := StatusValue(os.Getpid(), "NoSuchKey"); err == nil {
-		t.Error("want an error for a missing key")
-	}
-	if ContextSwitches(os.Getpid()) <= 0 {
-		t.Error("no context switches counted")
-	}
-	args, err := Cmdline(os.Getpid())
-	if err != nil || !slices.Equal(args, os.Args) {
-		t.Errorf("Cmdline = %q, %v; want %q", args, err, os.Args)
 	}
 }
 
-// A child (found by its command line) and its grandchild are found from
-// the test process.
+// A child and its grandchild are found from the test process.
 func TestTree(t *testing.T) {
 	marker := "procfs-test-" + t.Name()
 	cmd := exec.Command("sh", "-c", "sleep 60 & wait", marker)
@@ -90,11 +76,5 @@ func TestTree(t *testing.T) {
 	if d := Descendants(os.Getpid()); !slices.Contains(d, cmd.Process.Pid) || !slices.Contains(d, grandchild) ||
 		slices.Index(d, cmd.Process.Pid) > slices.Index(d, grandchild) {
 		t.Errorf("Descendants(self) = %v, want %d before %d", d, cmd.Process.Pid, grandchild)
-	}
-	if m := Matching(marker); len(m) != 1 || m[0].PID != cmd.Process.Pid {
-		t.Errorf("Matching(%q) = %+v, want the shell %d", marker, m, cmd.Process.Pid)
-	}
-	if !strings.Contains(Describe(cmd.Process.Pid), marker) {
-		t.Errorf("Describe = %q", Describe(cmd.Process.Pid))
 	}
 }

@@ -1,8 +1,8 @@
 // Package procfs reads facts about Linux processes from /proc. It holds the
 // project's one parser of /proc/PID/stat, used by internal/proc (which
 // ships in both binaries, and uses only Fields: this file must need
-// nothing but the standard library), the testscript harness, the soak and
-// the benchmarks.
+// nothing but the standard library) and internal/testing/procinfo (the
+// testscript harness, the soak and the benchmarks).
 package procfs
 
 import (

@@ -50,10 +50,8 @@ type loop struct {
 
 // Run is sidecar-watch's main path.
 func (c *Cmd) Run(env *cli.Env) error {
-	signals, stop := env.CaughtSignals(proc.ForwardedSignals())
-	defer stop()
 	proc.SetUpReaping(c.Subreaper, env.Log)
-	l := &loop{cfg: c, log: env.Log, signals: signals, begun: time.Now(), logged: map[string]bool{}}
+	l := &loop{cfg: c, log: env.Log, signals: env.Signals, begun: time.Now(), logged: map[string]bool{}}
 	l.life = newLife(len(c.after) > 0)
 	l.state = signalfs.SidecarState{Name: c.Name, PID: os.Getpid(),
 		Version: version.String(), After: c.after, StopAfter: c.stopAfter, ExitCode: -1}

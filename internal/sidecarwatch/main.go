@@ -2,22 +2,9 @@
 // command, reports it ready, and stops it (its whole process group) when
 // the job run by job-signal is done, then exits 0 so the Pod can succeed.
 //
-// Who does what (see also ARCHITECTURE.md, whose table of states and
-// transitions state.go follows): one event loop owns all the state, one
+// Who does what: ARCHITECTURE.md (its files, and the table of states and
+// transitions state.go follows). One event loop owns all the state, one
 // value of state.go's life, and changes it only through its pure next.
-//
-//	main.go     flags and their checks, Main
-//	state.go    the state and its transitions (pure)
-//	loop.go     the loop's fields, set-up, and the one select: what happens on each event
-//	handle.go   the handlers of the events
-//	decide.go   pure decisions: when the sidecar stops (the job's view), what a
-//	            signal means, what follows the command's own exit, the back-off
-//	order.go    pure decisions on --after and --stop-after, cycle search
-//	start.go    the directory, the wait before the command, each start
-//	stop.go     the stop sequence: --stop-after, quit URL, signal, grace, SIGKILL
-//	child.go    the sidecar's processes: command, probe, adopted daemon, signals
-//	jobstate.go the job's view, the lock waiter, job-start timers
-//	report.go   writing the sidecar's state, the final logs
 package sidecarwatch
 
 import (
@@ -25,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -35,6 +23,7 @@ import (
 	"github.com/job-signal/job-signal/internal/proc"
 	"github.com/job-signal/job-signal/internal/version"
 	"github.com/job-signal/job-signal/signalfs"
+	"github.com/job-signal/job-signal/signalfs/sidecarname"
 	"github.com/job-signal/job-signal/signalfs/sidecarspec"
 )
 
@@ -151,14 +140,12 @@ func (c *Cmd) validate() error {
 }
 
 func (c *Cmd) names(flag string, list []string) ([]string, error) {
-	names, err := signalfs.ParseNames(list)
+	names, err := sidecarname.ParseList(list)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	for _, n := range names {
-		if n == c.Name {
-			return nil, fmt.Errorf("%s: %q is this sidecar's own --name", flag, n)
-		}
+	if slices.Contains(names, c.Name) {
+		return nil, fmt.Errorf("%s: %q is this sidecar's own --name", flag, c.Name)
 	}
 	return names, nil
 }
@@ -178,7 +165,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "sidecar-watch "+version.String())
 		return 0
 	}
-	signals, stop := cli.CatchSignals(proc.ForwardedSignals())
+	signals, stop := cli.CatchSignals(proc.Forwarded)
 	defer stop()
 	onParseError := func(err error) { recordUsageFailure(sc, err) }
 	return cli.MainScanned("sidecar-watch", description, &c, sc, stdout, stderr, onParseError, func(*kong.Context) error {

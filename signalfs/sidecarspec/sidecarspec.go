@@ -63,7 +63,7 @@ func HTTPURL(v string) (*url.URL, error) {
 	case u.Scheme != "http":
 		return nil, fmt.Errorf("want an http:// URL, got %q", v)
 	case u.User != nil:
-		return nil, fmt.Errorf("user information in the URL is not supported, got %q", redact(u))
+		return nil, fmt.Errorf("user information in the URL is not supported, got %q", u.Redacted()) // the password hidden
 	case u.Hostname() == "":
 		return nil, fmt.Errorf("want an http:// URL with a host, got %q", v)
 	}
@@ -74,9 +74,6 @@ func HTTPURL(v string) (*url.URL, error) {
 	}
 	return u, nil
 }
-
-// redact hides a password in an error message.
-func redact(u *url.URL) string { return u.Redacted() }
 
 // File checks a --ready-file value: a path (relative to the sidecar's
 // working directory unless absolute).

@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/job-signal/job-signal/internal/proc"
+	"github.com/job-signal/job-signal/internal/testing/procinfo"
 )
 
 // signals are those the flags name.
@@ -115,14 +115,14 @@ func parse(args []string) (*config, error) {
 		return nil, fmt.Errorf("unexpected argument %q: every setting is a flag", fs.Arg(0))
 	}
 	for _, name := range strings.Split(*stop, ",") {
-		sig, err := proc.ParseSignal(name, signals)
+		sig, err := procinfo.ParseSignal(name, signals)
 		if err != nil {
 			return nil, fmt.Errorf("-stop-signal: %w", err)
 		}
 		c.stopSignals = append(c.stopSignals, sig)
 	}
 	if *killSelf != "" {
-		sig, err := proc.ParseSignal(*killSelf, signals)
+		sig, err := procinfo.ParseSignal(*killSelf, signals)
 		if err != nil {
 			return nil, fmt.Errorf("-kill-self: %w", err)
 		}
