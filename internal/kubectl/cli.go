@@ -47,15 +47,17 @@ type Input struct {
 	Filename string `short:"f" name:"filename" required:"" placeholder:"FILE" help:"YAML or JSON manifests to read; - for standard input."`
 }
 
-func (i Input) open(stdin io.Reader) (io.Reader, func(), error) {
+// read calls do with the input -f names.
+func (i Input) read(stdin io.Reader, do func(io.Reader) error) error {
 	if i.Filename == "-" {
-		return stdin, func() {}, nil
+		return do(stdin)
 	}
 	f, err := os.Open(i.Filename)
 	if err != nil {
-		return nil, nil, fmt.Errorf("-f: %w", err)
+		return fmt.Errorf("-f: %w", err)
 	}
-	return f, func() { f.Close() }, nil
+	defer f.Close()
+	return do(f)
 }
 
 // InjectCmd is `kubectl job-signal inject`.
@@ -99,9 +101,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		case "version":
 			fmt.Fprintln(stdout, "kubectl-job_signal", version.String())
 		case "inject":
-			err = c.Inject.run(ctx, stdin, stdout, stderr)
+			err = c.Inject.read(stdin, func(in io.Reader) error { return c.Inject.run(ctx, in, stdout, stderr) })
 		case "uninject":
-			err = c.Uninject.run(stdin, stdout, stderr)
+			err = c.Uninject.read(stdin, func(in io.Reader) error { return Run(ctx, in, stdout, stderr, nil) })
 		}
 		if err != nil {
 			return cli.Exit(1, fmt.Errorf("%s: %w", kctx.Command(), err)) // the plugin's documented code for an input it could not handle
@@ -110,12 +112,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	})
 }
 
-func (c *InjectCmd) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-	in, done, err := c.open(stdin)
-	if err != nil {
-		return err
-	}
-	defer done()
+func (c *InjectCmd) run(ctx context.Context, in io.Reader, stdout, stderr io.Writer) error {
 	opts := &Options{
 		Offline:   c.Offline,
 		Installer: c.Image,
@@ -125,6 +122,7 @@ func (c *InjectCmd) run(ctx context.Context, stdin io.Reader, stdout, stderr io.
 		Namespace: c.Namespace,
 		Unchecked: "--offline",
 	}
+	var err error
 	if opts.Target, opts.TargetNote, err = c.target(ctx); err != nil {
 		return err
 	}
@@ -135,13 +133,4 @@ func (c *InjectCmd) run(ctx context.Context, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	return Run(ctx, in, stdout, stderr, opts)
-}
-
-func (c *UninjectCmd) run(stdin io.Reader, stdout, stderr io.Writer) error {
-	in, done, err := c.open(stdin)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return Run(context.Background(), in, stdout, stderr, nil)
 }

@@ -78,7 +78,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	var say said
+	say := said{seen: map[string]bool{}}
 	for _, n := range slices.Concat(notes...) {
 		fmt.Fprintln(&say, "note:", n)
 	}
