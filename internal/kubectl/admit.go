@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,16 +74,6 @@ func (p *pod) readTyped(whole bool) error {
 		return err
 	}
 	return kjson.UnmarshalCaseSensitivePreserveInts(p.raw, &p.before)
-}
-
-// done says, once, what could not be checked unless err stops the run;
-// it returns err.
-func (a *admission) done(stderr io.Writer, err error) error {
-	if err == nil && a.changed && a.opts.LimitRanges == nil && a.opts.Unchecked != "" {
-		fmt.Fprintf(stderr, "note: LimitRanges not checked (%s): where one has a min, a max or a maxLimitRequestRatio that the %s init container's resources do not meet, the API server refuses these Pods\n",
-			a.opts.Unchecked, inject.InitContainer)
-	}
-	return err
 }
 
 // Cluster is how the plugin reaches the API server, as kubectl does:

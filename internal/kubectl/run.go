@@ -166,17 +166,27 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		for _, w := range results[i].Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
-		if opts.TargetNote == "" { // else every form is the pair for that one reason, said once
-			reportForm(stderr, p.where, opts.Target.Mode, results[i])
-		}
 		p.ops, p.form = results[i].Ops, results[i].Form
+		// Which form and why, unless the user asked for the pair, or every
+		// form is the pair for one reason (TargetNote, said once below).
+		if mode := opts.Target.Mode; opts.TargetNote == "" && mode != "" && mode != inject.ModePair && len(p.ops) > 0 && results[i].Reason != "" {
+			fmt.Fprintf(stderr, "note: %s: %s\n", p.where, results[i].Reason)
+		}
 		if err := a.check(p); err != nil {
 			errs[i] = fmt.Errorf("%s: %w", p.where, err)
 		}
 	}
-	err = errors.Join(errs...)
-	noteTarget(stderr, opts, pods, err)
-	return a.done(stderr, err)
+	if err := errors.Join(errs...); err != nil {
+		return err // and nothing said: Run writes stderr's notes only with the output
+	}
+	if opts.TargetNote != "" && slices.ContainsFunc(pods, func(p *pod) bool { return len(p.ops) > 0 }) {
+		fmt.Fprintln(stderr, "note:", opts.TargetNote)
+	}
+	if a.changed && opts.LimitRanges == nil && opts.Unchecked != "" {
+		fmt.Fprintf(stderr, "note: LimitRanges not checked (%s): where one has a min, a max or a maxLimitRequestRatio that the %s init container's resources do not meet, the API server refuses these Pods\n",
+			opts.Unchecked, inject.InitContainer)
+	}
+	return nil
 }
 
 // applyAll writes the changes of a document's templates into its bytes.

@@ -6,8 +6,6 @@ package kubectl
 import (
 	"context"
 	"fmt"
-	"io"
-	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -145,15 +143,6 @@ func (o *Options) target() *inject.Target {
 	return &t
 }
 
-// reportForm says which form a changed template gets and why, unless
-// the user asked for the pair.
-func reportForm(stderr io.Writer, where string, mode inject.Mode, res inject.Result) {
-	if mode == "" || mode == inject.ModePair || len(res.Ops) == 0 || res.Reason == "" {
-		return
-	}
-	fmt.Fprintf(stderr, "note: %s: %s\n", where, res.Reason)
-}
-
 // target decides the target from the flags, asking the cluster when
 // they leave it open.
 func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
@@ -166,12 +155,4 @@ func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
 		asked = Cluster{c.Kubeconfig, c.Context, c.Namespace}.ask(ctx)
 	}
 	return decideTarget(mode, c.KubeVersion, c.Offline, asked)
-}
-
-// noteTarget says, once, why the cluster was not known, when some
-// template changed and err does not stop the run.
-func noteTarget(stderr io.Writer, opts *Options, pods []*pod, err error) {
-	if err == nil && opts.TargetNote != "" && slices.ContainsFunc(pods, func(p *pod) bool { return len(p.ops) > 0 }) {
-		fmt.Fprintln(stderr, "note:", opts.TargetNote)
-	}
 }
