@@ -79,7 +79,9 @@ func (p *pod) readTyped(whole bool) error {
 // Cluster is how the plugin reaches the API server, as kubectl does:
 // the kubeconfig, its context, and the namespace of objects that name none.
 type Cluster struct {
-	Kubeconfig, Context, Namespace string
+	Kubeconfig string `placeholder:"PATH" help:"Kubeconfig for reading the namespaces' LimitRanges, to fit the install container into them, and (without --kube-version) whether the cluster has native sidecars (default: $$KUBECONFIG, else ~/.kube/config; none: not checked, with a note). Not read with --offline."`
+	Context    string `placeholder:"NAME" help:"The kubeconfig's context to use (default: its current one)."`
+	Namespace  string `short:"n" placeholder:"NAME" help:"Namespace of the objects that name none (default: the context's)."`
 }
 
 // limitRanges connects to the cluster: no reader, and why, without any

@@ -66,11 +66,9 @@ type InjectCmd struct {
 	Offline         bool          `help:"Never contact a registry or the API server: a container without a command gets its image's ENTRYPOINT from the known-sidecar table (read from the images' build files, for the versions read), any other is refused, naming it; LimitRanges are not checked (a note says so)."`
 	RegistryTimeout time.Duration `default:"30s" placeholder:"DURATION" help:"Give up looking up images after this long (default ${default})."`
 	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default}); set it to use a mirror."`
-	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading the namespaces' LimitRanges, to fit the install container into them, and (without --kube-version) whether the cluster has native sidecars (default: $$KUBECONFIG, else ~/.kube/config; none: not checked, with a note). Not read with --offline."`
-	Context         string        `placeholder:"NAME" help:"The kubeconfig's context to use (default: its current one)."`
-	Namespace       string        `short:"n" placeholder:"NAME" help:"Namespace of the objects that name none (default: the context's)."`
-	Mode            string        `default:"auto" enum:"pair,native,auto" placeholder:"MODE" help:"pair: job-signal's pair, on any cluster; native: Kubernetes' native sidecars (init containers with restartPolicy Always), refusing a Pod whose needs they cannot meet; auto: native where the cluster has them and they serve the Pod, else the pair (default ${default})."`
-	KubeVersion     string        `name:"kube-version" placeholder:"vX.Y[.Z]" help:"The version of the cluster the manifests are for, the oldest of its API server and its nodes' kubelets: 1.33 or later has native sidecars (their feature gate locked on; before, any kubelet may have it off). Default: ask the kubeconfig's cluster; offline or unreachable, auto writes the pair."`
+	Cluster
+	Mode        string `default:"auto" enum:"pair,native,auto" placeholder:"MODE" help:"pair: job-signal's pair, on any cluster; native: Kubernetes' native sidecars (init containers with restartPolicy Always), refusing a Pod whose needs they cannot meet; auto: native where the cluster has them and they serve the Pod, else the pair (default ${default})."`
+	KubeVersion string `name:"kube-version" placeholder:"vX.Y[.Z]" help:"The version of the cluster the manifests are for, the oldest of its API server and its nodes' kubelets: 1.33 or later has native sidecars (their feature gate locked on; before, any kubelet may have it off). Default: ask the kubeconfig's cluster; offline or unreachable, auto writes the pair."`
 }
 
 // Validate checks --kube-version before anything is read.
@@ -127,7 +125,7 @@ func (c *InjectCmd) run(ctx context.Context, in io.Reader, stdout, stderr io.Wri
 		return err
 	}
 	if !c.Offline {
-		opts.LimitRanges, opts.Namespace, opts.Unchecked, err = Cluster{c.Kubeconfig, c.Context, c.Namespace}.limitRanges()
+		opts.LimitRanges, opts.Namespace, opts.Unchecked, err = c.limitRanges()
 		if err != nil {
 			return err
 		}

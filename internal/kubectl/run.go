@@ -69,10 +69,16 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 		size += len(d.raw)
 	}
 	tuneGC(size)
+	var target *inject.Target // what parse decides the templates for: nil to uninject
+	if opts != nil {
+		t := opts.Target
+		t.Mode = cmp.Or(t.Mode, inject.ModePair)
+		target = &t
+	}
 	all := make([]*parsed, len(docs))
 	notes := make([][]string, len(docs))
 	errs := forEach(len(docs), func(i int) (err error) {
-		all[i], notes[i], err = parse(docs[i], opts.target())
+		all[i], notes[i], err = parse(docs[i], target)
 		return err
 	})
 	if err := errors.Join(errs...); err != nil {

@@ -131,18 +131,6 @@ func (c Cluster) config() (config *rest.Config, namespace, why string, err error
 	return config, namespace, "", nil
 }
 
-// target is what parse decides the templates for: nil to uninject.
-func (o *Options) target() *inject.Target {
-	if o == nil {
-		return nil
-	}
-	t := o.Target
-	if t.Mode == "" {
-		t.Mode = inject.ModePair
-	}
-	return &t
-}
-
 // target decides the target from the flags, asking the cluster when
 // they leave it open.
 func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
@@ -152,7 +140,7 @@ func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
 	}
 	var asked detected
 	if asksCluster(mode, c.KubeVersion, c.Offline) {
-		asked = Cluster{c.Kubeconfig, c.Context, c.Namespace}.ask(ctx)
+		asked = c.ask(ctx)
 	}
 	return decideTarget(mode, c.KubeVersion, c.Offline, asked)
 }
