@@ -1,7 +1,6 @@
 package kubectl
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -113,9 +112,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	writeDocuments(&buf, docs)
-	if _, err = out.Write(buf.Bytes()); err != nil {
+	if _, err = out.Write(writeDocuments(docs)); err != nil {
 		return err
 	}
 	say.writeTo(stderr)
