@@ -37,12 +37,12 @@ not be handled, 2 bad usage.`
 
 // CLI is the plugin's command line.
 type CLI struct {
-	Inject   InjectCmd   `cmd:"" help:"Add job-signal to every Job, CronJob and Pod read from -f."`
-	Uninject UninjectCmd `cmd:"" help:"Undo inject (or turn job-signal added by hand into annotations)."`
-	Version  struct{}    `cmd:"" help:"Print the version."`
+	Inject   InjectCmd `cmd:"" help:"Add job-signal to every Job, CronJob and Pod read from -f."`
+	Uninject Input     `cmd:"" help:"Undo inject (or turn job-signal added by hand into annotations)."`
+	Version  struct{}  `cmd:"" help:"Print the version."`
 }
 
-// Input is the -f flag both commands share.
+// Input is the -f flag both commands share, and all that uninject takes.
 type Input struct {
 	Filename string `short:"f" name:"filename" required:"" placeholder:"FILE" help:"YAML or JSON manifests to read; - for standard input."`
 }
@@ -78,11 +78,6 @@ func (c *InjectCmd) Validate() error {
 	}
 	_, err := parseKubeVersion(c.KubeVersion)
 	return err
-}
-
-// UninjectCmd is `kubectl job-signal uninject`.
-type UninjectCmd struct {
-	Input
 }
 
 // program is how people call the plugin, the name its help and errors use.
