@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,20 +76,12 @@ func (p *pod) readTyped(whole bool) error {
 	return kjson.UnmarshalCaseSensitivePreserveInts(p.raw, &p.before)
 }
 
-// done says, once, what could not be checked unless err stops the run;
-// it returns err.
-func (a *admission) done(stderr io.Writer, err error) error {
-	if err == nil && a.changed && a.opts.LimitRanges == nil && a.opts.Unchecked != "" {
-		fmt.Fprintf(stderr, "note: LimitRanges not checked (%s): where one has a min, a max or a maxLimitRequestRatio that the %s init container's resources do not meet, the API server refuses these Pods\n",
-			a.opts.Unchecked, inject.InitContainer)
-	}
-	return err
-}
-
 // Cluster is how the plugin reaches the API server, as kubectl does:
 // the kubeconfig, its context, and the namespace of objects that name none.
 type Cluster struct {
-	Kubeconfig, Context, Namespace string
+	Kubeconfig string `placeholder:"PATH" help:"Kubeconfig for reading the namespaces' LimitRanges, to fit the install container into them, and (without --kube-version) whether the cluster has native sidecars (default: $$KUBECONFIG, else ~/.kube/config; none: not checked, with a note). Not read with --offline."`
+	Context    string `placeholder:"NAME" help:"The kubeconfig's context to use (default: its current one)."`
+	Namespace  string `short:"n" placeholder:"NAME" help:"Namespace of the objects that name none (default: the context's)."`
 }
 
 // limitRanges connects to the cluster: no reader, and why, without any

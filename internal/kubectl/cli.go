@@ -37,25 +37,27 @@ not be handled, 2 bad usage.`
 
 // CLI is the plugin's command line.
 type CLI struct {
-	Inject   InjectCmd   `cmd:"" help:"Add job-signal to every Job, CronJob and Pod read from -f."`
-	Uninject UninjectCmd `cmd:"" help:"Undo inject (or turn job-signal added by hand into annotations)."`
-	Version  struct{}    `cmd:"" help:"Print the version."`
+	Inject   InjectCmd `cmd:"" help:"Add job-signal to every Job, CronJob and Pod read from -f."`
+	Uninject Input     `cmd:"" help:"Undo inject (or turn job-signal added by hand into annotations)."`
+	Version  struct{}  `cmd:"" help:"Print the version."`
 }
 
-// Input is the -f flag both commands share.
+// Input is the -f flag both commands share, and all that uninject takes.
 type Input struct {
 	Filename string `short:"f" name:"filename" required:"" placeholder:"FILE" help:"YAML or JSON manifests to read; - for standard input."`
 }
 
-func (i Input) open(stdin io.Reader) (io.Reader, func(), error) {
+// read calls do with the input -f names.
+func (i Input) read(stdin io.Reader, do func(io.Reader) error) error {
 	if i.Filename == "-" {
-		return stdin, func() {}, nil
+		return do(stdin)
 	}
 	f, err := os.Open(i.Filename)
 	if err != nil {
-		return nil, nil, fmt.Errorf("-f: %w", err)
+		return fmt.Errorf("-f: %w", err)
 	}
-	return f, func() { f.Close() }, nil
+	defer f.Close()
+	return do(f)
 }
 
 // InjectCmd is `kubectl job-signal inject`.
@@ -64,11 +66,9 @@ type InjectCmd struct {
 	Offline         bool          `help:"Never contact a registry or the API server: a container without a command gets its image's ENTRYPOINT from the known-sidecar table (read from the images' build files, for the versions read), any other is refused, naming it; LimitRanges are not checked (a note says so)."`
 	RegistryTimeout time.Duration `default:"30s" placeholder:"DURATION" help:"Give up looking up images after this long (default ${default})."`
 	Image           string        `default:"${image}" placeholder:"IMAGE" help:"Image of the job-signal-install init container (default ${default}); set it to use a mirror."`
-	Kubeconfig      string        `placeholder:"PATH" help:"Kubeconfig for reading the namespaces' LimitRanges, to fit the install container into them, and (without --kube-version) whether the cluster has native sidecars (default: $$KUBECONFIG, else ~/.kube/config; none: not checked, with a note). Not read with --offline."`
-	Context         string        `placeholder:"NAME" help:"The kubeconfig's context to use (default: its current one)."`
-	Namespace       string        `short:"n" placeholder:"NAME" help:"Namespace of the objects that name none (default: the context's)."`
-	Mode            string        `default:"auto" enum:"pair,native,auto" placeholder:"MODE" help:"pair: job-signal's pair, on any cluster; native: Kubernetes' native sidecars (init containers with restartPolicy Always), refusing a Pod whose needs they cannot meet; auto: native where the cluster has them and they serve the Pod, else the pair (default ${default})."`
-	KubeVersion     string        `name:"kube-version" placeholder:"vX.Y[.Z]" help:"The version of the cluster the manifests are for, the oldest of its API server and its nodes' kubelets: 1.33 or later has native sidecars (their feature gate locked on; before, any kubelet may have it off). Default: ask the kubeconfig's cluster; offline or unreachable, auto writes the pair."`
+	Cluster
+	Mode        string `default:"auto" enum:"pair,native,auto" placeholder:"MODE" help:"pair: job-signal's pair, on any cluster; native: Kubernetes' native sidecars (init containers with restartPolicy Always), refusing a Pod whose needs they cannot meet; auto: native where the cluster has them and they serve the Pod, else the pair (default ${default})."`
+	KubeVersion string `name:"kube-version" placeholder:"vX.Y[.Z]" help:"The version of the cluster the manifests are for, the oldest of its API server and its nodes' kubelets: 1.33 or later has native sidecars (their feature gate locked on; before, any kubelet may have it off). Default: ask the kubeconfig's cluster; offline or unreachable, auto writes the pair."`
 }
 
 // Validate checks --kube-version before anything is read.
@@ -78,11 +78,6 @@ func (c *InjectCmd) Validate() error {
 	}
 	_, err := parseKubeVersion(c.KubeVersion)
 	return err
-}
-
-// UninjectCmd is `kubectl job-signal uninject`.
-type UninjectCmd struct {
-	Input
 }
 
 // program is how people call the plugin, the name its help and errors use.
@@ -99,9 +94,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		case "version":
 			fmt.Fprintln(stdout, "kubectl-job_signal", version.String())
 		case "inject":
-			err = c.Inject.run(ctx, stdin, stdout, stderr)
+			err = c.Inject.read(stdin, func(in io.Reader) error { return c.Inject.run(ctx, in, stdout, stderr) })
 		case "uninject":
-			err = c.Uninject.run(stdin, stdout, stderr)
+			err = c.Uninject.read(stdin, func(in io.Reader) error { return Run(ctx, in, stdout, stderr, nil) })
 		}
 		if err != nil {
 			return cli.Exit(1, fmt.Errorf("%s: %w", kctx.Command(), err)) // the plugin's documented code for an input it could not handle
@@ -110,12 +105,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	})
 }
 
-func (c *InjectCmd) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-	in, done, err := c.open(stdin)
-	if err != nil {
-		return err
-	}
-	defer done()
+func (c *InjectCmd) run(ctx context.Context, in io.Reader, stdout, stderr io.Writer) error {
 	opts := &Options{
 		Offline:   c.Offline,
 		Installer: c.Image,
@@ -125,23 +115,15 @@ func (c *InjectCmd) run(ctx context.Context, stdin io.Reader, stdout, stderr io.
 		Namespace: c.Namespace,
 		Unchecked: "--offline",
 	}
+	var err error
 	if opts.Target, opts.TargetNote, err = c.target(ctx); err != nil {
 		return err
 	}
 	if !c.Offline {
-		opts.LimitRanges, opts.Namespace, opts.Unchecked, err = Cluster{c.Kubeconfig, c.Context, c.Namespace}.limitRanges()
+		opts.LimitRanges, opts.Namespace, opts.Unchecked, err = c.limitRanges()
 		if err != nil {
 			return err
 		}
 	}
 	return Run(ctx, in, stdout, stderr, opts)
-}
-
-func (c *UninjectCmd) run(stdin io.Reader, stdout, stderr io.Writer) error {
-	in, done, err := c.open(stdin)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return Run(context.Background(), in, stdout, stderr, nil)
 }

@@ -116,7 +116,8 @@ func splitJSON(data []byte) ([]*document, error) {
 }
 
 // writeDocuments joins the documents back.
-func writeDocuments(w *bytes.Buffer, docs []*document) {
+func writeDocuments(docs []*document) []byte {
+	var w bytes.Buffer
 	for i, d := range docs {
 		if !d.json && i > 0 && d.sep == "" {
 			w.WriteString("---\n")
@@ -127,6 +128,7 @@ func writeDocuments(w *bytes.Buffer, docs []*document) {
 			w.WriteString("\n")
 		}
 	}
+	return w.Bytes()
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)

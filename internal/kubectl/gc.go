@@ -9,12 +9,10 @@ import (
 	"sync/atomic"
 )
 
-// Most of what the plugin allocates is garbage within one document. A
-// small input is collected only near a fixed heap limit, not each time
-// the heap doubles; once the live heap passes half that limit, GOGC=400
-// takes over, lest the collector run back to back. A large input, or a
-// user's GOGC or GOMEMLIMIT, keeps the runtime's rule. The figures are
-// in this file's commit messages and BENCHMARKS.md.
+// Most of what the plugin allocates is garbage within one document: a
+// small input is collected near a fixed heap limit, not each time the heap
+// doubles, until its live heap passes half that limit (then GOGC=400).
+// A large input, or a user's GOGC or GOMEMLIMIT, keeps the runtime's rule.
 
 const (
 	smallInput = 1 << 20   // the largest input collected at the limit

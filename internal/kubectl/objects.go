@@ -12,7 +12,6 @@ import (
 
 // template is one Pod template found in a document, as kubectl reads it.
 type template struct {
-	doc    *document
 	where  string         // "document 2 (line 14), Job nightly-export, spec.template"
 	obj    map[string]any // the object holding metadata and spec
 	prefix string         // its JSON Pointer in the document
@@ -94,7 +93,7 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 		return nil, nil, fmt.Errorf("%s: spec is missing or not an object", where)
 	}
 	namespace := scalar(mapValue(root, "metadata"), "namespace")
-	return []template{{doc: d, where: where, obj: obj, prefix: pointer + inject.Pointer(path...), namespace: namespace, exitCodeRules: rules}}, nil, nil
+	return []template{{where: where, obj: obj, prefix: pointer + inject.Pointer(path...), namespace: namespace, exitCodeRules: rules}}, nil, nil
 }
 
 // findInList looks into items: a typed list holds one kind, a List any.

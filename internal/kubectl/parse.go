@@ -150,6 +150,13 @@ func (l *lines) collection(v *node, slot, depth int) error {
 	if v.end = l.flowEnd(v.at, prev); v.end < 0 {
 		return refuse(n.Line, "a flow collection ({ } or [ ]) without brackets of its own", "write it in block style")
 	}
+	l.brackets(v, slot, prev)
+	return nil
+}
+
+// brackets gives the flow collection v, read from slot to v.end with its
+// last item ending at prev, its opening and closing bytes.
+func (l *lines) brackets(v *node, slot, prev int) {
 	in := v.at + 1
 	if len(v.items) == 0 { // spaces inside stay in front of what goes in
 		in, prev = v.end-1, v.end-1
@@ -157,7 +164,6 @@ func (l *lines) collection(v *node, slot, depth int) error {
 		v.col = l.indentOf(v.items[0].at)
 	}
 	v.open, v.close = l.text[slot:in], l.text[prev:v.end]
-	return nil
 }
 
 func isEmptyNull(n *yaml.Node) bool {

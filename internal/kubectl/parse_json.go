@@ -102,13 +102,7 @@ func (r *jsonReader) value(depth int) (*node, any, error) {
 			v = obj
 		}
 		n.end = int(r.dec.InputOffset())
-		in := start + 1
-		if len(n.items) == 0 { // spaces inside stay in front of what goes in
-			in, prev = n.end-1, n.end-1
-		} else {
-			n.col = r.indentOf(n.items[0].at)
-		}
-		n.open, n.close = r.text[start:in], r.text[prev:n.end]
+		r.brackets(n, start, prev)
 	default:
 		if str, ok := tok.(string); ok {
 			n.str = str

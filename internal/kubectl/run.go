@@ -1,7 +1,6 @@
 package kubectl
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -69,16 +68,22 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 		size += len(d.raw)
 	}
 	tuneGC(size)
+	var target *inject.Target // what parse decides the templates for: nil to uninject
+	if opts != nil {
+		t := opts.Target
+		t.Mode = cmp.Or(t.Mode, inject.ModePair)
+		target = &t
+	}
 	all := make([]*parsed, len(docs))
 	notes := make([][]string, len(docs))
 	errs := forEach(len(docs), func(i int) (err error) {
-		all[i], notes[i], err = parse(docs[i], opts.target())
+		all[i], notes[i], err = parse(docs[i], target)
 		return err
 	})
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	var say said
+	say := said{seen: map[string]bool{}}
 	for _, n := range slices.Concat(notes...) {
 		fmt.Fprintln(&say, "note:", n)
 	}
@@ -107,9 +112,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	writeDocuments(&buf, docs)
-	if _, err = out.Write(buf.Bytes()); err != nil {
+	if _, err = out.Write(writeDocuments(docs)); err != nil {
 		return err
 	}
 	say.writeTo(stderr)
@@ -166,17 +169,27 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		for _, w := range results[i].Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", p.where, w)
 		}
-		if opts.TargetNote == "" { // else every form is the pair for that one reason, said once
-			reportForm(stderr, p.where, opts.Target.Mode, results[i])
-		}
 		p.ops, p.form = results[i].Ops, results[i].Form
+		// Which form and why, unless the user asked for the pair, or every
+		// form is the pair for one reason (TargetNote, said once below).
+		if mode := opts.Target.Mode; opts.TargetNote == "" && mode != "" && mode != inject.ModePair && len(p.ops) > 0 && results[i].Reason != "" {
+			fmt.Fprintf(stderr, "note: %s: %s\n", p.where, results[i].Reason)
+		}
 		if err := a.check(p); err != nil {
 			errs[i] = fmt.Errorf("%s: %w", p.where, err)
 		}
 	}
-	err = errors.Join(errs...)
-	noteTarget(stderr, opts, pods, err)
-	return a.done(stderr, err)
+	if err := errors.Join(errs...); err != nil {
+		return err // and nothing said: Run writes stderr's notes only with the output
+	}
+	if opts.TargetNote != "" && slices.ContainsFunc(pods, func(p *pod) bool { return len(p.ops) > 0 }) {
+		fmt.Fprintln(stderr, "note:", opts.TargetNote)
+	}
+	if a.changed && opts.LimitRanges == nil && opts.Unchecked != "" {
+		fmt.Fprintf(stderr, "note: LimitRanges not checked (%s): where one has a min, a max or a maxLimitRequestRatio that the %s init container's resources do not meet, the API server refuses these Pods\n",
+			opts.Unchecked, inject.InitContainer)
+	}
+	return nil
 }
 
 // applyAll writes the changes of a document's templates into its bytes.

@@ -11,46 +11,22 @@ import (
 // why, nothing about what it would have written. Each line is said once
 // however many templates share it: one fact, one line.
 type said struct {
-	lines   []string
-	seen    map[string]bool
-	partial string // a line written in pieces, until its end
+	lines []string
+	seen  map[string]bool
 }
 
-// Write takes lines as fmt.Fprintf writes them.
+// Write takes whole lines, as fmt.Fprintf and fmt.Fprintln write them.
 func (s *said) Write(p []byte) (int, error) {
-	text := s.partial + string(p)
-	s.partial = ""
-	for text != "" {
-		line, rest, ok := strings.Cut(text, "\n")
-		if !ok {
-			s.partial = line
-			break
+	for line := range strings.Lines(string(p)) {
+		if !s.seen[line] {
+			s.seen[line] = true
+			s.lines = append(s.lines, line)
 		}
-		s.add(line)
-		text = rest
 	}
 	return len(p), nil
 }
 
-// add keeps a line unless it was said already.
-func (s *said) add(line string) {
-	if s.seen == nil {
-		s.seen = map[string]bool{}
-	}
-	if s.seen[line] {
-		return
-	}
-	s.seen[line] = true
-	s.lines = append(s.lines, line)
-}
-
 // writeTo writes what was said to stderr.
 func (s *said) writeTo(stderr io.Writer) {
-	if s.partial != "" {
-		s.add(s.partial)
-		s.partial = ""
-	}
-	for _, line := range s.lines {
-		io.WriteString(stderr, line+"\n")
-	}
+	io.WriteString(stderr, strings.Join(s.lines, ""))
 }

@@ -6,8 +6,6 @@ package kubectl
 import (
 	"context"
 	"fmt"
-	"io"
-	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -133,27 +131,6 @@ func (c Cluster) config() (config *rest.Config, namespace, why string, err error
 	return config, namespace, "", nil
 }
 
-// target is what parse decides the templates for: nil to uninject.
-func (o *Options) target() *inject.Target {
-	if o == nil {
-		return nil
-	}
-	t := o.Target
-	if t.Mode == "" {
-		t.Mode = inject.ModePair
-	}
-	return &t
-}
-
-// reportForm says which form a changed template gets and why, unless
-// the user asked for the pair.
-func reportForm(stderr io.Writer, where string, mode inject.Mode, res inject.Result) {
-	if mode == "" || mode == inject.ModePair || len(res.Ops) == 0 || res.Reason == "" {
-		return
-	}
-	fmt.Fprintf(stderr, "note: %s: %s\n", where, res.Reason)
-}
-
 // target decides the target from the flags, asking the cluster when
 // they leave it open.
 func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
@@ -163,15 +140,7 @@ func (c *InjectCmd) target(ctx context.Context) (inject.Target, string, error) {
 	}
 	var asked detected
 	if asksCluster(mode, c.KubeVersion, c.Offline) {
-		asked = Cluster{c.Kubeconfig, c.Context, c.Namespace}.ask(ctx)
+		asked = c.ask(ctx)
 	}
 	return decideTarget(mode, c.KubeVersion, c.Offline, asked)
-}
-
-// noteTarget says, once, why the cluster was not known, when some
-// template changed and err does not stop the run.
-func noteTarget(stderr io.Writer, opts *Options, pods []*pod, err error) {
-	if err == nil && opts.TargetNote != "" && slices.ContainsFunc(pods, func(p *pod) bool { return len(p.ops) > 0 }) {
-		fmt.Fprintln(stderr, "note:", opts.TargetNote)
-	}
 }
