@@ -40,6 +40,9 @@ const rotationValidity = 90 * time.Second
 // (the certificate is within 30 days of it) an Event about its Pod.
 func TestWebhookCertificateRotation(t *testing.T) {
 	t.Parallel()
+	// On another cluster TestChartCertificateRotation renews the chart's
+	// own replicas instead.
+	requireLoopback(t, "the API server calls the two replicas this test serves on 127.0.0.1")
 	const release = "jsw-rotation"
 	s := newSpace(t, "webhook-cert", map[string]string{inject.LabelInject: "enabled"})
 	front, setBackends := roundRobinLater(t)

@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"encoding/pem"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/servingcert"
 	"github.com/job-signal/job-signal/internal/testing/webhooktest"
 	"github.com/job-signal/job-signal/internal/webhook"
 )
@@ -30,8 +33,15 @@ func TestPolicyRefusesPodsThatWouldHang(t *testing.T) {
 	t.Parallel()
 	s := newSpace(t, "policy", map[string]string{inject.LabelInject: "enabled"})
 	lenient := newSpace(t, "policy-ignore", map[string]string{inject.LabelInject: "enabled"})
-	registerPolicy(t, chartRegistration(t, "https://127.0.0.1:1/mutate", kube.CAPEM(), ""), s.ns)
-	registerPolicy(t, chartRegistration(t, "https://127.0.0.1:1/mutate", kube.CAPEM(), admissionregistrationv1.Ignore), lenient.ns)
+	// No webhook is called: the chart wants a CA for its registration,
+	// any one (an attached cluster's is not known).
+	issued, err := servingcert.Issue([]string{"127.0.0.1"}, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	anyCA := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: issued.CA.Raw})
+	registerPolicy(t, chartRegistration(t, "https://127.0.0.1:1/mutate", anyCA, ""), s.ns)
+	registerPolicy(t, chartRegistration(t, "https://127.0.0.1:1/mutate", anyCA, admissionregistrationv1.Ignore), lenient.ns)
 	handler := webhooktest.Start(t, &webhook.Config{})
 
 	container := func(name string) corev1.Container {
