@@ -56,13 +56,17 @@ func matchesVersion(names string, v cluster.Version) bool {
 // cluster of each version: the same main with a sidecar wrapped by
 // job-signal, with a native sidecar, and alone, in turns, judged by the
 // real Job controller.
-func (b *bench) cluster() error {
+func (b *bench) cluster() error { return b.eachVersion(b.clusterVersion) }
+
+// eachVersion runs step on each pinned Kubernetes version the cluster
+// rows run on, in order, up to the first error.
+func (b *bench) eachVersion(step func(cluster.Version) error) error {
 	versions, err := clusterVersions(b.kubernetes)
 	if err != nil {
 		return err
 	}
 	for _, v := range versions {
-		if err := b.clusterVersion(v); err != nil {
+		if err := step(v); err != nil {
 			return err
 		}
 	}

@@ -23,18 +23,7 @@ var slowStopVariants = []struct{ key, what string }{
 // pair (sidecar-watch kills it after its grace), the webhook in mode auto
 // (which must choose the pair) and a native sidecar (the kubelet waits the
 // Pod's grace period), in the same run.
-func (b *bench) slowStop() error {
-	versions, err := clusterVersions(b.kubernetes)
-	if err != nil {
-		return err
-	}
-	for _, v := range versions {
-		if err := b.slowStopVersion(v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (b *bench) slowStop() error { return b.eachVersion(b.slowStopVersion) }
 
 func (b *bench) slowStopVersion(v cluster.Version) error {
 	rounds := b.runs(5)
