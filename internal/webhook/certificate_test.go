@@ -1,7 +1,6 @@
 package webhook_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -10,35 +9,16 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/job-signal/job-signal/internal/testing/syncbuf"
 	"github.com/job-signal/job-signal/internal/testing/testcert"
 	"github.com/job-signal/job-signal/internal/testing/webhooktest"
 	"github.com/job-signal/job-signal/internal/webhook"
 )
-
-// syncBuffer is a log sink the server's goroutines write to while the
-// test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestServingCertificateExpiry: whatever its source (here files, as
 // cert-manager's Secret is mounted), the webhook shows when the
@@ -46,7 +26,7 @@ func (s *syncBuffer) String() string {
 // certificate lasts an hour) gets a log line and an Event at once; the
 // next one, when the files change, gets its own.
 func TestServingCertificateExpiry(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	events := make(chan string, 10)
 	cfg := &webhook.Config{Log: slog.New(slog.NewTextHandler(&logs, nil)),
 		Events: func(_ context.Context, reason, message string) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/job-signal/job-signal/inject"
+	"github.com/job-signal/job-signal/internal/testing/syncbuf"
 )
 
 // TestNextCheck: once the cluster is known, the next check is an interval
@@ -77,7 +78,7 @@ func (n *testNodes) Errors() <-chan error     { return n.errs }
 // when it leaves. A failed version check keeps the last answer; a failed
 // Node watch is logged and counted. It ends with its context.
 func TestWatchCluster(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := &Config{Mode: inject.ModeAuto, Log: slog.New(slog.NewTextHandler(&logs, nil))}
 	c.setup()
 	nodes := &testNodes{changed: make(chan struct{}), errs: make(chan error)}
@@ -215,24 +216,6 @@ func TestWatchCluster(t *testing.T) {
 			t.Errorf("the log lacks %q:\n%s", want, logs.String())
 		}
 	}
-}
-
-// syncBuffer is a strings.Builder the loop writes and the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestHeldBackChanges: a Node that begins to hold native sidecars back
