@@ -3,12 +3,10 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,39 +41,7 @@ func TestChartCertificateRotation(t *testing.T) {
 	}
 
 	// The load, until both replicas have switched twice.
-	var mu sync.Mutex
-	var refused []string
-	probes := 0
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			got, err := kube.Client().CoreV1().Pods(s.ns).Create(ctx, probePod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			cancel()
-			mu.Lock()
-			probes++
-			if err != nil || !inject.Injected(got.Annotations) {
-				refused = append(refused, fmt.Sprintf("%s: %v", time.Now().Format(time.RFC3339Nano), err))
-			}
-			mu.Unlock()
-		}
-	}()
-	defer func() {
-		select {
-		case <-stopped:
-		default:
-			close(stop)
-			<-stopped
-		}
-	}()
+	load := startProbes(t, s.ns)
 	var jobs []*batchv1.Job
 	began := time.Now()
 	deadline := began.Add(5 * time.Minute)
@@ -96,8 +62,7 @@ func TestChartCertificateRotation(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond) // logs are read through the API: poll, bounded
 	}
-	close(stop)
-	<-stopped
+	probes, refused := load.stop()
 	rotated := time.Since(began)
 
 	// Every Job's Pod admitted, injected.
@@ -125,12 +90,10 @@ func TestChartCertificateRotation(t *testing.T) {
 		denied += len(messages)
 		t.Errorf("Job %s: Pods refused during the renewals: %v", job, messages)
 	}
-	mu.Lock()
 	if len(refused) > 0 {
 		t.Errorf("%d of %d dry-run Pods refused during the renewals: %v", len(refused), probes, refused)
 	}
 	t.Logf("E2E_TIMING chart_certificate_rotation seconds=%.0f probes=%d jobs=%d refused=%d", rotated.Seconds(), probes, len(jobs), len(refused)+denied)
-	mu.Unlock()
 
 	checkNoFight(t, replicas)
 	for _, p := range hook.pods() {

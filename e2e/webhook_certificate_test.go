@@ -3,11 +3,9 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,31 +62,8 @@ func TestWebhookCertificateRotation(t *testing.T) {
 	// The load: dry-run Pods as fast as one client makes them (five a
 	// second at most), and real Jobs, until both replicas have switched
 	// twice.
-	var mu sync.Mutex
-	var refused []string
-	probes, jobs := 0, []string{}
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			got, err := kube.Client().CoreV1().Pods(s.ns).Create(ctx, probePod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			cancel()
-			mu.Lock()
-			probes++
-			if err != nil || !inject.Injected(got.Annotations) {
-				refused = append(refused, fmt.Sprintf("%s: %v", time.Now().Format(time.RFC3339Nano), err))
-			}
-			mu.Unlock()
-		}
-	}()
+	load := startProbes(t, s.ns)
+	jobs := []string{}
 	began := time.Now()
 	deadline := began.Add(5 * time.Minute)
 	nextJob := began
@@ -108,8 +83,7 @@ func TestWebhookCertificateRotation(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond) // the replicas' logs have no watch here: poll them, bounded
 	}
-	close(stop)
-	<-stopped
+	probes, refused := load.stop()
 	rotated := time.Since(began)
 
 	for _, name := range jobs {
@@ -124,12 +98,10 @@ func TestWebhookCertificateRotation(t *testing.T) {
 	if failed := s.failedCreates(); len(failed) > 0 {
 		t.Errorf("Pods refused during the renewals: %v", failed)
 	}
-	mu.Lock()
 	if len(refused) > 0 {
 		t.Errorf("%d of %d dry-run Pods refused during the renewals: %v", len(refused), probes, refused)
 	}
 	t.Logf("E2E_TIMING webhook_certificate_rotation seconds=%.0f probes=%d jobs=%d refused=%d", rotated.Seconds(), probes, len(jobs), len(refused))
-	mu.Unlock()
 
 	checkNoFight(t, [2][]certificateLine{certificateLines(t, replicas[0]), certificateLines(t, replicas[1])})
 	for i, w := range replicas {

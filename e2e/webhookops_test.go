@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -334,4 +335,56 @@ func jobOwnedPod(name string, containers ...corev1.Container) *corev1.Pod {
 // busyboxContainer is a container of the suite's busybox that exits at once.
 func busyboxContainer(name string) corev1.Container {
 	return corev1.Container{Name: name, Image: busyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"true"}}
+}
+
+// probeLoad is dry-run creations of probePod in one namespace, one every
+// 200 ms (fewer when the API server is slower), from one client, counting
+// those refused or not injected, until stop.
+type probeLoad struct {
+	mu      sync.Mutex
+	probes  int
+	refused []string // when, and the error
+	halt    chan struct{}
+	halted  chan struct{}
+	once    sync.Once
+}
+
+// startProbes starts a probeLoad in namespace; it is stopped when the test
+// ends, if not before.
+func startProbes(t *testing.T, namespace string) *probeLoad {
+	t.Helper()
+	l := &probeLoad{halt: make(chan struct{}), halted: make(chan struct{})}
+	go func() {
+		defer close(l.halted)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-l.halt:
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			got, err := kube.Client().CoreV1().Pods(namespace).Create(ctx, probePod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			cancel()
+			l.mu.Lock()
+			l.probes++
+			if err != nil || !inject.Injected(got.Annotations) {
+				l.refused = append(l.refused, fmt.Sprintf("%s: %v", time.Now().Format(time.RFC3339Nano), err))
+			}
+			l.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { l.stop() })
+	return l
+}
+
+// stop ends the load (waiting for the creation under way) and returns how
+// many Pods it created and the refusals.
+func (l *probeLoad) stop() (probes int, refused []string) {
+	l.once.Do(func() { close(l.halt) })
+	<-l.halted
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.probes, slices.Clone(l.refused)
 }
