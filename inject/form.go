@@ -85,7 +85,7 @@ func PrepareFor(data []byte, target Target) (*Plan, error) {
 // PrepareParsedFor is PrepareFor of data that Parse decoded into raw
 // already (raw is the template's from then on).
 func PrepareParsedFor(data []byte, raw map[string]any, target Target) (*Plan, error) {
-	t, err := templateOf(raw, memberBytes(data, "spec"))
+	t, err := parsedTemplate(data, raw)
 	if err != nil {
 		return nil, err
 	}

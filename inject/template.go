@@ -49,6 +49,11 @@ func readTemplate(data []byte) (*template, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parsedTemplate(data, raw)
+}
+
+// parsedTemplate is readTemplate of data that Parse decoded into raw.
+func parsedTemplate(data []byte, raw map[string]any) (*template, error) {
 	return templateOf(raw, memberBytes(data, "spec"))
 }
 
