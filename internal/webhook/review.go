@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -41,13 +40,15 @@ func decodeReview(body []byte) (decodedReview, error) {
 	return r, err
 }
 
-// reviewMembers and requestMembers are the members encoding/json decodes
-// into an AdmissionReview and its request (their JSON names).
-var (
-	reviewMembers  = []string{"apiVersion", "kind", "request", "response"}
-	requestMembers = []string{"uid", "kind", "resource", "subResource", "requestKind", "requestResource",
-		"requestSubResource", "name", "namespace", "operation", "userInfo", "object", "oldObject", "dryRun", "options"}
-)
+// requestMembers are the members encoding/json decodes into an
+// AdmissionRequest (their JSON names), each with where it goes; the
+// object is located instead (nil).
+func requestMembers(q *admissionv1.AdmissionRequest) map[string]any {
+	return map[string]any{"uid": &q.UID, "kind": &q.Kind, "resource": &q.Resource, "subResource": &q.SubResource,
+		"requestKind": &q.RequestKind, "requestResource": &q.RequestResource, "requestSubResource": &q.RequestSubResource,
+		"name": &q.Name, "namespace": &q.Namespace, "operation": &q.Operation, "userInfo": &q.UserInfo,
+		"object": nil, "oldObject": &q.OldObject, "dryRun": &q.DryRun, "options": &q.Options}
+}
 
 // scanReview is decodeReview's fast way, for a review of the plain shape
 // the API server sends; ok is false for any other.
@@ -74,6 +75,9 @@ func scanReview(body []byte) (r decodedReview, ok bool) {
 		}
 		return json.Unmarshal(span, v)
 	}
+	// The review's members, each with where it goes; the request is read
+	// member by member instead (nil).
+	reviewMembers := map[string]any{"apiVersion": &r.APIVersion, "kind": &r.Kind, "request": nil, "response": &r.Response}
 	err := s.Object(func(key string) error {
 		switch spelled(key, reviewMembers) {
 		case other:
@@ -81,79 +85,45 @@ func scanReview(body []byte) (r decodedReview, ok bool) {
 		case folded:
 			return errOther
 		}
-		switch key {
-		case "request":
-			if requests++; requests > 1 || s.Peek() != '{' {
+		if key != "request" {
+			return member(reviewMembers[key])
+		}
+		if requests++; requests > 1 || s.Peek() != '{' {
+			return errOther
+		}
+		r.Request = &admissionv1.AdmissionRequest{}
+		members := requestMembers(r.Request)
+		seen := map[string]bool{}
+		return s.Object(func(key string) error {
+			switch spelled(key, members) {
+			case other:
+				return member(nil)
+			case folded:
 				return errOther
 			}
-			r.Request = &admissionv1.AdmissionRequest{}
-			seen := map[string]bool{}
-			return s.Object(func(key string) error {
-				switch spelled(key, requestMembers) {
-				case other:
-					return member(nil)
-				case folded:
-					return errOther
+			if seen[key] {
+				return errOther
+			}
+			seen[key] = true
+			if key != "object" {
+				return member(members[key])
+			}
+			objects++
+			s.Peek()
+			from := s.Offset()
+			if r.Request.Kind.Kind == "Pod" && s.Peek() == '{' { // the API server sends kind first
+				cutFrom, cutTo := managedFields(s)
+				if s.Err() == nil && cutFrom >= 0 {
+					object = cut(body[from:s.Offset()], cutFrom-from, cutTo-from)
+					cutAlready = true
+					return nil
 				}
-				if seen[key] {
-					return errOther
-				}
-				seen[key] = true
-				q := r.Request
-				switch key {
-				case "object":
-					objects++
-					s.Peek()
-					from := s.Offset()
-					if q.Kind.Kind == "Pod" && s.Peek() == '{' { // the API server sends kind first
-						cutFrom, cutTo := managedFields(s)
-						if s.Err() == nil && cutFrom >= 0 {
-							object = cut(body[from:s.Offset()], cutFrom-from, cutTo-from)
-							cutAlready = true
-							return nil
-						}
-					} else {
-						s.Skip()
-					}
-					object, cutAlready = body[from:s.Offset()], false
-					return s.Err()
-				case "uid":
-					return member(&q.UID)
-				case "kind":
-					return member(&q.Kind)
-				case "resource":
-					return member(&q.Resource)
-				case "subResource":
-					return member(&q.SubResource)
-				case "requestKind":
-					return member(&q.RequestKind)
-				case "requestResource":
-					return member(&q.RequestResource)
-				case "requestSubResource":
-					return member(&q.RequestSubResource)
-				case "name":
-					return member(&q.Name)
-				case "namespace":
-					return member(&q.Namespace)
-				case "operation":
-					return member(&q.Operation)
-				case "userInfo":
-					return member(&q.UserInfo)
-				case "oldObject":
-					return member(&q.OldObject)
-				case "dryRun":
-					return member(&q.DryRun)
-				default: // options
-					return member(&q.Options)
-				}
-			})
-		case "apiVersion":
-			return member(&r.APIVersion)
-		case "kind":
-			return member(&r.Kind)
-		default: // response
-			return member(&r.Response)
-		}
+			} else {
+				s.Skip()
+			}
+			object, cutAlready = body[from:s.Offset()], false
+			return s.Err()
+		})
 	})
 	if err != nil || r.Request == nil || objects != 1 || len(bytes.TrimSpace(body[s.Offset():])) > 0 {
 		return decodedReview{}, false
@@ -191,11 +161,11 @@ const (
 	folded
 )
 
-func spelled(key string, members []string) spelling {
-	if slices.Contains(members, key) {
+func spelled(key string, members map[string]any) spelling {
+	if _, ok := members[key]; ok {
 		return exact
 	}
-	for _, m := range members {
+	for m := range members {
 		if strings.EqualFold(key, m) {
 			return folded
 		}
