@@ -2,11 +2,17 @@
 # fuzz.sh GO FUZZTIME MINIMIZETIME: every Fuzz* target of the module, each
 # for FUZZTIME (make fuzz; their seed corpora also run in make unit).
 #
-# go test -fuzz builds a package's test binary with the fuzzer's coverage
-# instrumentation and links it anew for every target. Here each package
-# that has targets is built once (go test -c -fuzz), its targets listed by
-# that binary (-test.list), and each run by it in the package's folder as
-# go test runs it, with go test's corpus cache (GOCACHE/fuzz).
+# go test -fuzz compiles the package and every package it imports anew
+# with the fuzzer's coverage instrumentation (the compiler's -d=libfuzzer),
+# Kubernetes' and Helm's included, and links the binary anew for every
+# target: minutes of compiling that make unit has just done in another
+# configuration. Here the packages that have targets are built once, in
+# one go test -c, in unit's configuration (-race, so every dependency
+# comes from the build cache), with only this module's packages
+# instrumented: coverage guides the fuzzer through our code, which is what
+# the targets test. Each binary lists its targets (-test.list) and runs
+# each in the package's folder as go test runs it, with go test's corpus
+# cache (GOCACHE/fuzz).
 #
 # Go's fuzzing coordinator can fail a run whose time is up with a bare
 # "context deadline exceeded" while a worker is still busy, on a loaded
@@ -40,22 +46,28 @@ fuzz() {
 
 # The packages whose test files declare a fuzz target (gofmt, which make
 # vet checks, starts each top-level func on a line of its own).
+module=$("$go" list -m) || exit 1
 list=$("$go" list -f '{{.ImportPath}} {{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}' ./...) || exit 1
-found=0
+pkgs=() dirs=()
 while read -r pkg dir files; do
 	[ -n "$files" ] && (cd "$dir" && grep -q '^func Fuzz' $files) || continue
-	bin=$work/$(echo "$pkg" | tr / _).test
-	echo "fuzz: building $pkg"
-	"$go" test -c -fuzz . -o "$bin" "$pkg" || exit 1
+	pkgs+=("$pkg") dirs+=("$dir")
+done <<<"$list"
+if [ "${#pkgs[@]}" -eq 0 ]; then
+	echo 'fuzz.sh: no Fuzz targets found'
+	exit 1
+fi
+echo "fuzz: building ${pkgs[*]}"
+CGO_ENABLED=1 "$go" test -c -race -gcflags="$module/...=-d=libfuzzer" -o "$work/" "${pkgs[@]}" || exit 1
+found=0
+for i in "${!pkgs[@]}"; do
+	pkg=${pkgs[$i]} dir=${dirs[$i]}
+	bin=$work/$(basename "$pkg").test
 	targets=$(cd "$dir" && "$bin" -test.list '^Fuzz' | grep '^Fuzz') || { echo "fuzz.sh: $pkg lists no Fuzz target"; exit 1; }
 	for target in $targets; do
 		echo "fuzz $target in $pkg for $fuzztime"
 		fuzz "$bin" "$dir" "$pkg" "$target" || exit 1
 		found=$((found + 1))
 	done
-done <<<"$list"
-if [ "$found" -eq 0 ]; then
-	echo 'fuzz.sh: no Fuzz targets found'
-	exit 1
-fi
+done
 echo "fuzz.sh: $found targets, each for $fuzztime"
