@@ -20,6 +20,7 @@ import (
 // activeDeadlineSeconds); one killed after must never strand the sidecars:
 // its first entry is job.lock, already locked, and its release tells them.
 func TestEarlyKill(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts 2 processes per round")
 	}

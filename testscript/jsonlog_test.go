@@ -19,6 +19,7 @@ import (
 // and one style everywhere: lowerCamelCase, durations as Go duration
 // strings, lists as arrays.
 func TestJSONLogs(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	dir := filepath.Join(work, "signal")
 	env := append(os.Environ(), "JOB_SIGNAL_LOG_FORMAT=json", "JOB_SIGNAL_DIR="+dir, "JOB_SIGNAL_TERMINATION_LOG=")
