@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
@@ -46,7 +45,7 @@ func Attach(cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("E2E_KUBECONFIG %s: %w", cfg.Kubeconfig, err)
 	}
 	c.rest.QPS, c.rest.Burst = 50, 100 // as Start's: tests poll and watch a lot
-	if c.client, err = kubernetes.NewForConfig(c.rest); err != nil {
+	if c.client, err = newAPIClient(c.rest); err != nil {
 		return nil, err
 	}
 	start := time.Now()

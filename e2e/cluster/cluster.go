@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -55,7 +54,10 @@ type Cluster struct {
 	ca      *ca
 	daemons []*daemon // in start order; stopped in reverse
 	rest    *rest.Config
-	client  kubernetes.Interface
+	client  *apiClient
+
+	clientset     any // kubernetes.Interface: Client's, built once (client_e2e.go)
+	clientsetOnce sync.Once
 
 	attached bool              // Attach's: nothing here is ours to start or stop
 	imagesMu sync.Mutex        // guards images
@@ -159,7 +161,7 @@ func (c *Cluster) startDaemons() error {
 		return err
 	}
 	c.rest.QPS, c.rest.Burst = 50, 100 // tests poll and watch a lot; the default 5/10 would throttle them
-	if c.client, err = kubernetes.NewForConfig(c.rest); err != nil {
+	if c.client, err = newAPIClient(c.rest); err != nil {
 		return err
 	}
 	steps := []struct {
@@ -238,9 +240,6 @@ func (c *Cluster) Kubeconfig() string {
 // RESTConfig is the cluster-admin's client configuration; callers may copy
 // and change it.
 func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rest) }
-
-// Client is a cluster-admin clientset.
-func (c *Cluster) Client() kubernetes.Interface { return c.client }
 
 // BinDir is the folder holding the cluster's binaries, kubectl among them.
 func (c *Cluster) BinDir() string { return c.binDir }
