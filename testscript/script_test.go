@@ -28,10 +28,10 @@ func TestMain(m *testing.M) {
 
 // waitBound runs the tests with more scripts at once than go test's
 // default of one per CPU, unless -test.parallel is given: a script spends
-// its time waiting for processes, signals and timers, not computing (64
-// scripts at 4 at once used 0.4 of a CPU; 8 at once took 43 s instead of
-// 85 s at 2 on a 2-core machine). Only the top-level run gets here: the
-// test binary run as job-signal or sidecar-watch does not.
+// its time waiting for processes, signals and timers, not computing, so
+// at one per CPU the package was the last of make unit to finish. Only
+// the top-level run gets here: the test binary run as job-signal or
+// sidecar-watch does not.
 type waitBound struct{ m *testing.M }
 
 func (w waitBound) Run() int {
