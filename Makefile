@@ -89,9 +89,8 @@ unit:
 # Every Fuzz* target of every package, each for $(FUZZTIME) (the seed
 # corpus also runs in `unit`), the test binaries built once, in unit's
 # configuration, with only this module instrumented (scripts/fuzz.sh says
-# why). Minimizing each new
-# interesting input may otherwise take up to 60 s, and a 10 s run then
-# mostly minimizes: with 1 s, FuzzParseSidecar ran 650k inputs in 20 s
+# why). Minimizing each new interesting input may otherwise take up to
+# 60 s, and a 10 s run then mostly minimizes: with 1 s, FuzzParseSidecar ran 650k inputs in 20 s
 # instead of 48k.
 fuzz:
 	scripts/fuzz.sh $(GO) $(FUZZTIME) $(FUZZMINIMIZETIME)

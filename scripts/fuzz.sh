@@ -10,9 +10,9 @@
 # one go test -c, in unit's configuration (-race, so every dependency
 # comes from the build cache), with only this module's packages
 # instrumented: coverage guides the fuzzer through our code, which is what
-# the targets test, and the race detector watches every input. Each binary lists its targets (-test.list) and runs
-# each in the package's folder as go test runs it, with go test's corpus
-# cache (GOCACHE/fuzz).
+# the targets test, and the race detector watches every input. Each binary
+# lists its targets (-test.list) and runs each in the package's folder as
+# go test runs it, with go test's corpus cache (GOCACHE/fuzz).
 #
 # Go's fuzzing coordinator can fail a run whose time is up with a bare
 # "context deadline exceeded" while a worker is still busy (on a loaded
