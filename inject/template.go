@@ -14,6 +14,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/job-signal/job-signal/inject/jsonscan"
 )
 
 // MaxDepth bounds how deeply a template may nest. A PodSpec nests about 15
@@ -61,7 +63,13 @@ func parsedTemplate(data []byte, raw map[string]any) (*template, error) {
 // does: nested no deeper than MaxDepth, numbers kept as written. A caller
 // that reads the object before preparing it (the webhook) decodes it
 // once, with Parse, and prepares it with PrepareParsedFor.
+//
+// jsonscan.Decode reads what it can, for less; what it declines,
+// encoding/json reads or refuses, with its own error.
 func Parse(data []byte) (map[string]any, error) {
+	if raw, ok := jsonscan.Decode(data, MaxDepth); ok {
+		return raw, nil
+	}
 	if err := checkDepth(data); err != nil {
 		return nil, err
 	}

@@ -1,11 +1,13 @@
 // Package jsonscan reads JSON a token at a time from a stream (long because
 // the grammar, its fast paths and its bounds belong together): the
 // product's one JSON reader where encoding/json's decoding would hold or
-// build more than is needed. The webhook reads a busy, slow or oversized
-// admission review with it (a sketch of the Pod, never the whole), cuts
-// a Pod's managedFields before decoding, and inject finds the bytes of a
-// template's spec. The plugin's editor has its own parser: it keeps every
-// byte of the source and where each value is, which this one never does.
+// build more than is needed, or cost more than it must. The webhook reads
+// a busy, slow or oversized admission review with it (a sketch of the
+// Pod, never the whole), cuts a Pod's managedFields before decoding, and
+// inject finds the bytes of a template's spec and decodes a template
+// (Decode, value.go: the same grammar over bytes in memory). The plugin's
+// editor has its own parser: it keeps every byte of the source and where
+// each value is, which this one never does.
 package jsonscan
 
 import (
