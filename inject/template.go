@@ -148,6 +148,14 @@ func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
 		return nil, errors.New("spec is missing or null")
 	}
 	t.rawSpec = spec
+	// The PodSpec is read from the spec decoded already when typedFrom is
+	// sure to read it as strict decoding would, and no key came twice in
+	// the spec as it was read (in a spec decoded by a caller, what it
+	// holds is what counts).
+	if (specJSON == nil || members(spec) == colons(specJSON)) && typedFrom(spec, &t.spec) {
+		return t, nil
+	}
+	t.spec = corev1.PodSpec{}
 	// The spec as it was read gives the same PodSpec as the spec decoded
 	// and written again when strict decoding finds nothing to say: no key
 	// twice (the map kept the last), no unknown field (whose errors would

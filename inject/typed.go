@@ -1,0 +1,252 @@
+package inject
+
+import (
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// typedFrom fills the struct dst points to from obj, a JSON object as
+// Parse decodes it, as strict decoding of that object's JSON would
+// (sigs.k8s.io/json: field names matched exactly, unknown fields
+// refused): the Pod is decoded once, not once as a tree and again as its
+// spec. A string of the tree is shared, not copied.
+//
+// ok is false wherever it is not sure to decode as that decoder would:
+// an unknown field, a value of another JSON type than its field's, a
+// number its field cannot hold, a field type it does not handle (an
+// interface, a byte slice, an array, a text unmarshaler, an embedded
+// pointer, two fields of one name). It cannot see a key given twice,
+// which the tree no longer holds: the caller checks that (members). The
+// caller then decodes the JSON strictly, whose answer or error stands.
+func typedFrom(obj map[string]any, dst any) bool {
+	v := reflect.ValueOf(dst).Elem()
+	return setValue(v, obj)
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// setValue decodes x into v, which is addressable.
+func setValue(v reflect.Value, x any) bool {
+	t := v.Type()
+	if t.Kind() == reflect.Pointer {
+		if x == nil {
+			v.SetZero()
+			return true
+		}
+		if v.IsNil() {
+			v.Set(reflect.New(t.Elem()))
+		}
+		return setValue(v.Elem(), x)
+	}
+	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		data, err := appendValue(nil, x)
+		if err != nil {
+			return false
+		}
+		return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data) == nil
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return false
+	}
+	switch x := x.(type) {
+	case nil:
+		switch t.Kind() {
+		case reflect.Map, reflect.Slice, reflect.Interface:
+			v.SetZero()
+		}
+		return true
+	case string:
+		if t.Kind() != reflect.String {
+			return false
+		}
+		v.SetString(x)
+		return true
+	case bool:
+		if t.Kind() != reflect.Bool {
+			return false
+		}
+		v.SetBool(x)
+		return true
+	case json.Number:
+		return setNumber(v, string(x))
+	case []any:
+		return setSlice(v, x)
+	case map[string]any:
+		switch t.Kind() {
+		case reflect.Struct:
+			return setStruct(v, x)
+		case reflect.Map:
+			return setMap(v, x)
+		}
+	}
+	return false
+}
+
+func setNumber(v reflect.Value, s string) bool {
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v.OverflowInt(n) {
+			return false
+		}
+		v.SetInt(n)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || v.OverflowUint(n) {
+			return false
+		}
+		v.SetUint(n)
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(s, v.Type().Bits())
+		if err != nil || v.OverflowFloat(f) {
+			return false
+		}
+		v.SetFloat(f)
+	default:
+		return false
+	}
+	return true
+}
+
+func setSlice(v reflect.Value, items []any) bool {
+	if v.Kind() != reflect.Slice || v.Type().Elem().Kind() == reflect.Uint8 {
+		return false
+	}
+	s := reflect.MakeSlice(v.Type(), len(items), len(items))
+	for i, x := range items {
+		if !setValue(s.Index(i), x) {
+			return false
+		}
+	}
+	v.Set(s)
+	return true
+}
+
+func setMap(v reflect.Value, obj map[string]any) bool {
+	t := v.Type()
+	if t.Key().Kind() != reflect.String || reflect.PointerTo(t.Key()).Implements(textUnmarshaler) {
+		return false
+	}
+	m := reflect.MakeMapWithSize(t, len(obj))
+	for k, x := range obj {
+		e := reflect.New(t.Elem()).Elem()
+		if !setValue(e, x) {
+			return false
+		}
+		m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), e)
+	}
+	v.Set(m)
+	return true
+}
+
+func setStruct(v reflect.Value, obj map[string]any) bool {
+	fields, ok := structFields(v.Type())
+	if !ok {
+		return false
+	}
+	for k, x := range obj {
+		index, ok := fields[k]
+		if !ok {
+			return false
+		}
+		if !setValue(v.FieldByIndex(index), x) {
+			return false
+		}
+	}
+	return true
+}
+
+// structFields maps a struct's JSON names to their fields, embedded
+// structs' fields among them; ok is false for a struct typedFrom leaves to
+// the decoder.
+func structFields(t reflect.Type) (map[string][]int, bool) {
+	if f, ok := fieldCache.Load(t); ok {
+		fs := f.(fieldSet)
+		return fs.names, fs.ok
+	}
+	fs := fieldSet{names: map[string][]int{}, ok: true}
+	var walk func(t reflect.Type, at []int)
+	walk = func(t reflect.Type, at []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			index := append(append([]int(nil), at...), i)
+			tag := f.Tag.Get("json")
+			name, opts, _ := strings.Cut(tag, ",")
+			switch {
+			case tag == "-":
+				continue
+			case f.Anonymous && name == "":
+				if f.Type.Kind() != reflect.Struct {
+					fs.ok = false
+					continue
+				}
+				walk(f.Type, index)
+				continue
+			case !f.IsExported():
+				continue
+			case strings.Contains(","+opts+",", ",string,"):
+				fs.ok = false
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if _, twice := fs.names[name]; twice {
+				fs.ok = false
+			}
+			fs.names[name] = index
+		}
+	}
+	walk(t, nil)
+	fieldCache.Store(t, fs)
+	return fs.names, fs.ok
+}
+
+type fieldSet struct {
+	names map[string][]int
+	ok    bool
+}
+
+var fieldCache sync.Map // reflect.Type → fieldSet
+
+// members counts the members of every object in a tree as Parse decodes
+// it; colons counts them in its JSON (a ':' outside strings each). They
+// differ exactly when a key was given twice in one object.
+func members(x any) int {
+	n := 0
+	switch x := x.(type) {
+	case map[string]any:
+		n = len(x)
+		for _, e := range x {
+			n += members(e)
+		}
+	case []any:
+		for _, e := range x {
+			n += members(e)
+		}
+	}
+	return n
+}
+
+func colons(data []byte) int {
+	n, inString, escaped := 0, false, false
+	for _, c := range data {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && c == ':':
+			n++
+		}
+	}
+	return n
+}
