@@ -27,11 +27,6 @@ func typedFrom(obj map[string]any, dst any) bool {
 	return setValue(v, obj)
 }
 
-var (
-	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
-	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
-
 // setValue decodes x into v, which is addressable.
 func setValue(v reflect.Value, x any) bool {
 	t := v.Type()
@@ -45,14 +40,15 @@ func setValue(v reflect.Value, x any) bool {
 		}
 		return setValue(v.Elem(), x)
 	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+	info := infoOf(t)
+	switch {
+	case info.json:
 		data, err := appendValue(nil, x)
 		if err != nil {
 			return false
 		}
 		return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data) == nil
-	}
-	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+	case info.text:
 		return false
 	}
 	switch x := x.(type) {
@@ -81,7 +77,7 @@ func setValue(v reflect.Value, x any) bool {
 	case map[string]any:
 		switch t.Kind() {
 		case reflect.Struct:
-			return setStruct(v, x)
+			return info.fieldsOK && setStruct(v, info.fields, x)
 		case reflect.Map:
 			return setMap(v, x)
 		}
@@ -131,7 +127,7 @@ func setSlice(v reflect.Value, items []any) bool {
 
 func setMap(v reflect.Value, obj map[string]any) bool {
 	t := v.Type()
-	if t.Key().Kind() != reflect.String || reflect.PointerTo(t.Key()).Implements(textUnmarshaler) {
+	if t.Key().Kind() != reflect.String || infoOf(t.Key()).text {
 		return false
 	}
 	m := reflect.MakeMapWithSize(t, len(obj))
@@ -146,32 +142,48 @@ func setMap(v reflect.Value, obj map[string]any) bool {
 	return true
 }
 
-func setStruct(v reflect.Value, obj map[string]any) bool {
-	fields, ok := structFields(v.Type())
-	if !ok {
-		return false
-	}
+func setStruct(v reflect.Value, fields map[string][]int, obj map[string]any) bool {
 	for k, x := range obj {
 		index, ok := fields[k]
-		if !ok {
-			return false
-		}
-		if !setValue(v.FieldByIndex(index), x) {
+		if !ok || !setValue(v.FieldByIndex(index), x) {
 			return false
 		}
 	}
 	return true
 }
 
-// structFields maps a struct's JSON names to their fields, embedded
-// structs' fields among them; ok is false for a struct typedFrom leaves to
-// the decoder.
-func structFields(t reflect.Type) (map[string][]int, bool) {
-	if f, ok := fieldCache.Load(t); ok {
-		fs := f.(fieldSet)
-		return fs.names, fs.ok
+// typeInfo is what setValue needs to know of a type, worked out once.
+type typeInfo struct {
+	json, text bool // *T is a json.Unmarshaler, an encoding.TextUnmarshaler
+	// A struct's JSON names and their fields, embedded structs' fields
+	// among them; fieldsOK is false for a struct typedFrom leaves to the
+	// decoder.
+	fields   map[string][]int
+	fieldsOK bool
+}
+
+var (
+	typeInfos       sync.Map // reflect.Type → *typeInfo
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+func infoOf(t reflect.Type) *typeInfo {
+	if info, ok := typeInfos.Load(t); ok {
+		return info.(*typeInfo)
 	}
-	fs := fieldSet{names: map[string][]int{}, ok: true}
+	p := reflect.PointerTo(t)
+	info := &typeInfo{json: p.Implements(jsonUnmarshaler), text: p.Implements(textUnmarshaler)}
+	if t.Kind() == reflect.Struct {
+		info.fields, info.fieldsOK = structFields(t)
+	}
+	typeInfos.Store(t, info)
+	return info
+}
+
+// structFields maps a struct's JSON names to their fields.
+func structFields(t reflect.Type) (map[string][]int, bool) {
+	names, ok := map[string][]int{}, true
 	var walk func(t reflect.Type, at []int)
 	walk = func(t reflect.Type, at []int) {
 		for i := range t.NumField() {
@@ -184,7 +196,7 @@ func structFields(t reflect.Type) (map[string][]int, bool) {
 				continue
 			case f.Anonymous && name == "":
 				if f.Type.Kind() != reflect.Struct {
-					fs.ok = false
+					ok = false
 					continue
 				}
 				walk(f.Type, index)
@@ -192,28 +204,20 @@ func structFields(t reflect.Type) (map[string][]int, bool) {
 			case !f.IsExported():
 				continue
 			case strings.Contains(","+opts+",", ",string,"):
-				fs.ok = false
+				ok = false
 			}
 			if name == "" {
 				name = f.Name
 			}
-			if _, twice := fs.names[name]; twice {
-				fs.ok = false
+			if _, twice := names[name]; twice {
+				ok = false
 			}
-			fs.names[name] = index
+			names[name] = index
 		}
 	}
 	walk(t, nil)
-	fieldCache.Store(t, fs)
-	return fs.names, fs.ok
+	return names, ok
 }
-
-type fieldSet struct {
-	names map[string][]int
-	ok    bool
-}
-
-var fieldCache sync.Map // reflect.Type → fieldSet
 
 // members counts the members of every object in a tree as Parse decodes
 // it; colons counts them in its JSON (a ':' outside strings each). They

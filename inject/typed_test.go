@@ -148,3 +148,42 @@ func FuzzTypedFrom(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkTypedFrom is the reading of a PodSpec (a shape's: a Job with a
+// classic sidecar) from its tree, and by strict decoding of its JSON, the
+// reference.
+func BenchmarkTypedFrom(b *testing.B) {
+	text, err := os.ReadFile(filepath.Join("testdata", "shapes", "classic-sidecar.in.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var obj any
+	if err := yaml.Unmarshal(text, &obj); err != nil {
+		b.Fatal(err)
+	}
+	data, err := json.Marshal(podSpecs(obj)[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := Parse(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("tree", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var spec corev1.PodSpec
+			if !typedFrom(raw, &spec) {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("strict", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := strictSpec(data); !ok {
+				b.Fatal("strict decoding had something to say")
+			}
+		}
+	})
+}
