@@ -18,8 +18,9 @@ import (
 // ok is false wherever it is not sure to read data as encoding/json
 // would: anything but one object (white space around it), objects and
 // arrays nested more than maxDepth levels deep (the object itself is
-// one), bytes that are not UTF-8, an escaped surrogate, any error. The caller then decodes data with encoding/json, whose answer or
-// error stands, so Decode never has to say why.
+// one), bytes that are not UTF-8, an escaped surrogate, any error. The
+// caller then decodes data with encoding/json, whose answer or error
+// stands, so Decode never has to say why.
 //
 // Strings without escapes are slices of one copy of data, made once:
 // the value keeps that copy alive as long as any of them is held.
