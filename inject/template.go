@@ -91,16 +91,23 @@ func readDecoded(raw map[string]any) (*template, error) {
 	return templateOf(raw, nil)
 }
 
+// children are the values in v, an object or a list decoded as Parse
+// decodes them; nil for anything else.
+func children(v any) iter.Seq[any] {
+	switch v := v.(type) {
+	case map[string]any:
+		return maps.Values(v)
+	case []any:
+		return slices.Values(v)
+	}
+	return nil
+}
+
 // tooDeep says whether objects and lists nest in v more than levels deep
 // (v itself is one), as checkDepth counts them in JSON.
 func tooDeep(v any, levels int) bool {
-	var items iter.Seq[any]
-	switch v := v.(type) {
-	case map[string]any:
-		items = maps.Values(v)
-	case []any:
-		items = slices.Values(v)
-	default:
+	items := children(v)
+	if items == nil {
 		return false
 	}
 	if levels == 0 {
@@ -205,25 +212,39 @@ func presenceOf(obj map[string]any, key string) presence {
 
 // checkDepth refuses JSON nested deeper than MaxDepth, in one pass.
 func checkDepth(data []byte) error {
-	depth, inString, escaped := 0, false, false
-	for _, c := range data {
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{' || c == '[':
+	depth := 0
+	for c := range outsideStrings(data) {
+		switch c {
+		case '{', '[':
 			if depth++; depth > MaxDepth {
 				return fmt.Errorf("nested more than %d levels deep: not a Pod template", MaxDepth)
 			}
-		case c == '}' || c == ']':
+		case '}', ']':
 			depth--
 		}
 	}
 	return nil
+}
+
+// outsideStrings yields the bytes of JSON data that are not in a string,
+// its quotes left out too.
+func outsideStrings(data []byte) iter.Seq[byte] {
+	return func(yield func(byte) bool) {
+		inString, escaped := false, false
+		for _, c := range data {
+			switch {
+			case inString && escaped:
+				escaped = false
+			case inString && c == '\\':
+				escaped = true
+			case c == '"':
+				inString = !inString
+			case inString:
+			case !yield(c):
+				return
+			}
+		}
+	}
 }
 
 // checkSpelling refuses a field that Kubernetes would ignore because its

@@ -223,32 +223,24 @@ func structFields(t reflect.Type) (map[string][]int, bool) {
 // it; colons counts them in its JSON (a ':' outside strings each). They
 // differ exactly when a key was given twice in one object.
 func members(x any) int {
+	items := children(x)
+	if items == nil {
+		return 0
+	}
 	n := 0
-	switch x := x.(type) {
-	case map[string]any:
-		n = len(x)
-		for _, e := range x {
-			n += members(e)
-		}
-	case []any:
-		for _, e := range x {
-			n += members(e)
-		}
+	if m, ok := x.(map[string]any); ok {
+		n = len(m)
+	}
+	for e := range items {
+		n += members(e)
 	}
 	return n
 }
 
 func colons(data []byte) int {
-	n, inString, escaped := 0, false, false
-	for _, c := range data {
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case !inString && c == ':':
+	n := 0
+	for c := range outsideStrings(data) {
+		if c == ':' {
 			n++
 		}
 	}
