@@ -105,16 +105,11 @@ func (d *decoder) object(depth int) (map[string]any, bool) {
 			return nil, false
 		}
 		m[key] = v // a key given twice: the last, as encoding/json keeps it
-		if d.space(); d.i >= len(d.src) {
+		switch more, ok := d.next('}'); {
+		case !ok:
 			return nil, false
-		}
-		d.i++
-		switch d.src[d.i-1] {
-		case ',':
-		case '}':
+		case !more:
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -136,18 +131,29 @@ func (d *decoder) array(depth int) ([]any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		if d.space(); d.i >= len(d.src) {
+		switch more, ok := d.next(']'); {
+		case !ok:
 			return nil, false
-		}
-		d.i++
-		switch d.src[d.i-1] {
-		case ',':
-		case ']':
+		case !more:
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// next reads what follows an item of an object or array that end ends: a
+// comma (more is true) or end; ok is false for anything else.
+func (d *decoder) next(end byte) (more, ok bool) {
+	if d.space(); d.i >= len(d.src) {
+		return false, false
+	}
+	d.i++
+	switch d.src[d.i-1] {
+	case ',':
+		return true, true
+	case end:
+		return false, true
+	}
+	return false, false
 }
 
 // str reads a string, the reader at its opening quote.
