@@ -159,7 +159,7 @@ func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
 	// sure to read it as strict decoding would, and no key came twice in
 	// the spec as it was read (in a spec decoded by a caller, what it
 	// holds is what counts).
-	if (specJSON == nil || members(spec) == colons(specJSON)) && typedFrom(spec, &t.spec) {
+	if n, ok := typedFrom(spec, &t.spec); ok && (specJSON == nil || n == colons(specJSON)) {
 		return t, nil
 	}
 	t.spec = corev1.PodSpec{}

@@ -19,16 +19,24 @@ import (
 // an unknown field, a value of another JSON type than its field's, a
 // number its field cannot hold, a field type it does not handle (an
 // interface, a byte slice, an array, a text unmarshaler, an embedded
-// pointer, two fields of one name). It cannot see a key given twice,
-// which the tree no longer holds: the caller checks that (members). The
-// caller then decodes the JSON strictly, whose answer or error stands.
-func typedFrom(obj map[string]any, dst any) bool {
-	v := reflect.ValueOf(dst).Elem()
-	return setValue(v, obj)
+// pointer, two fields of one name). The caller then decodes the JSON
+// strictly, whose answer or error stands.
+//
+// It cannot see a key given twice, which the tree no longer holds, so it
+// says how many members the objects it read had: the caller counts them
+// in the JSON too (colons), and they differ exactly when a key came twice.
+func typedFrom(obj map[string]any, dst any) (members int, ok bool) {
+	var f filler
+	ok = f.setValue(reflect.ValueOf(dst).Elem(), obj)
+	return f.members, ok
 }
 
+// filler is one reading by typedFrom: the members of the objects read so
+// far.
+type filler struct{ members int }
+
 // setValue decodes x into v, which is addressable.
-func setValue(v reflect.Value, x any) bool {
+func (f *filler) setValue(v reflect.Value, x any) bool {
 	t := v.Type()
 	if t.Kind() == reflect.Pointer {
 		if x == nil {
@@ -38,11 +46,15 @@ func setValue(v reflect.Value, x any) bool {
 		if v.IsNil() {
 			v.Set(reflect.New(t.Elem()))
 		}
-		return setValue(v.Elem(), x)
+		return f.setValue(v.Elem(), x)
 	}
 	info := infoOf(t)
 	switch {
 	case info.json:
+		switch x.(type) {
+		case map[string]any, []any: // not counted: left to the decoder (no such field in a PodSpec reads one)
+			return false
+		}
 		data, err := appendValue(nil, x)
 		if err != nil {
 			return false
@@ -73,13 +85,13 @@ func setValue(v reflect.Value, x any) bool {
 	case json.Number:
 		return setNumber(v, string(x))
 	case []any:
-		return setSlice(v, x)
+		return f.setSlice(v, x)
 	case map[string]any:
 		switch t.Kind() {
 		case reflect.Struct:
-			return info.fieldsOK && setStruct(v, info.fields, x)
+			return info.fieldsOK && f.setStruct(v, info.fields, x)
 		case reflect.Map:
-			return setMap(v, x)
+			return f.setMap(v, x)
 		}
 	}
 	return false
@@ -111,13 +123,13 @@ func setNumber(v reflect.Value, s string) bool {
 	return true
 }
 
-func setSlice(v reflect.Value, items []any) bool {
+func (f *filler) setSlice(v reflect.Value, items []any) bool {
 	if v.Kind() != reflect.Slice || v.Type().Elem().Kind() == reflect.Uint8 {
 		return false
 	}
 	s := reflect.MakeSlice(v.Type(), len(items), len(items))
 	for i, x := range items {
-		if !setValue(s.Index(i), x) {
+		if !f.setValue(s.Index(i), x) {
 			return false
 		}
 	}
@@ -125,7 +137,8 @@ func setSlice(v reflect.Value, items []any) bool {
 	return true
 }
 
-func setMap(v reflect.Value, obj map[string]any) bool {
+func (f *filler) setMap(v reflect.Value, obj map[string]any) bool {
+	f.members += len(obj)
 	t := v.Type()
 	if t.Key().Kind() != reflect.String || infoOf(t.Key()).text {
 		return false
@@ -133,7 +146,7 @@ func setMap(v reflect.Value, obj map[string]any) bool {
 	m := reflect.MakeMapWithSize(t, len(obj))
 	for k, x := range obj {
 		e := reflect.New(t.Elem()).Elem()
-		if !setValue(e, x) {
+		if !f.setValue(e, x) {
 			return false
 		}
 		m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), e)
@@ -142,10 +155,11 @@ func setMap(v reflect.Value, obj map[string]any) bool {
 	return true
 }
 
-func setStruct(v reflect.Value, fields map[string][]int, obj map[string]any) bool {
+func (f *filler) setStruct(v reflect.Value, fields map[string][]int, obj map[string]any) bool {
+	f.members += len(obj)
 	for k, x := range obj {
 		index, ok := fields[k]
-		if !ok || !setValue(v.FieldByIndex(index), x) {
+		if !ok || !f.setValue(v.FieldByIndex(index), x) {
 			return false
 		}
 	}
@@ -219,24 +233,8 @@ func structFields(t reflect.Type) (map[string][]int, bool) {
 	return names, ok
 }
 
-// members counts the members of every object in a tree as Parse decodes
-// it; colons counts them in its JSON (a ':' outside strings each). They
-// differ exactly when a key was given twice in one object.
-func members(x any) int {
-	items := children(x)
-	if items == nil {
-		return 0
-	}
-	n := 0
-	if m, ok := x.(map[string]any); ok {
-		n = len(m)
-	}
-	for e := range items {
-		n += members(e)
-	}
-	return n
-}
-
+// colons counts the members of every object in JSON: a ':' outside
+// strings each.
 func colons(data []byte) int {
 	n := 0
 	for c := range outsideStrings(data) {

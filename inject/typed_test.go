@@ -32,7 +32,8 @@ func typedAsStrict(data []byte) (spec corev1.PodSpec, ok bool) {
 	if err != nil || raw == nil {
 		return spec, false
 	}
-	return spec, members(raw) == colons(data) && typedFrom(raw, &spec)
+	n, ok := typedFrom(raw, &spec)
+	return spec, ok && n == colons(data)
 }
 
 // TestTypedFromShapes: every PodSpec of the realistic shapes (the inputs
@@ -173,7 +174,7 @@ func BenchmarkTypedFrom(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var spec corev1.PodSpec
-			if !typedFrom(raw, &spec) {
+			if _, ok := typedFrom(raw, &spec); !ok {
 				b.Fatal("declined")
 			}
 		}
