@@ -26,8 +26,9 @@ import (
 // says how many members the objects it read had: the caller counts them
 // in the JSON too (colons), and they differ exactly when a key came twice.
 func typedFrom(obj map[string]any, dst any) (members int, ok bool) {
+	v := reflect.ValueOf(dst).Elem()
 	var f filler
-	ok = f.setValue(reflect.ValueOf(dst).Elem(), obj)
+	ok = f.setValue(v, infoOf(v.Type()), obj)
 	return f.members, ok
 }
 
@@ -35,20 +36,18 @@ func typedFrom(obj map[string]any, dst any) (members int, ok bool) {
 // far.
 type filler struct{ members int }
 
-// setValue decodes x into v, which is addressable.
-func (f *filler) setValue(v reflect.Value, x any) bool {
-	t := v.Type()
-	if t.Kind() == reflect.Pointer {
+// setValue decodes x into v, which is addressable and of info's type.
+func (f *filler) setValue(v reflect.Value, info *typeInfo, x any) bool {
+	if info.kind == reflect.Pointer {
 		if x == nil {
 			v.SetZero()
 			return true
 		}
 		if v.IsNil() {
-			v.Set(reflect.New(t.Elem()))
+			v.Set(reflect.New(info.elem.t))
 		}
-		return f.setValue(v.Elem(), x)
+		return f.setValue(v.Elem(), info.elem, x)
 	}
-	info := infoOf(t)
 	switch {
 	case info.json:
 		switch x.(type) {
@@ -65,19 +64,19 @@ func (f *filler) setValue(v reflect.Value, x any) bool {
 	}
 	switch x := x.(type) {
 	case nil:
-		switch t.Kind() {
+		switch info.kind {
 		case reflect.Map, reflect.Slice, reflect.Interface:
 			v.SetZero()
 		}
 		return true
 	case string:
-		if t.Kind() != reflect.String {
+		if info.kind != reflect.String {
 			return false
 		}
 		v.SetString(x)
 		return true
 	case bool:
-		if t.Kind() != reflect.Bool {
+		if info.kind != reflect.Bool {
 			return false
 		}
 		v.SetBool(x)
@@ -85,13 +84,13 @@ func (f *filler) setValue(v reflect.Value, x any) bool {
 	case json.Number:
 		return setNumber(v, string(x))
 	case []any:
-		return f.setSlice(v, x)
+		return f.setSlice(v, info, x)
 	case map[string]any:
-		switch t.Kind() {
+		switch info.kind {
 		case reflect.Struct:
 			return info.fieldsOK && f.setStruct(v, info.fields, x)
 		case reflect.Map:
-			return f.setMap(v, x)
+			return f.setMap(v, info, x)
 		}
 	}
 	return false
@@ -123,13 +122,13 @@ func setNumber(v reflect.Value, s string) bool {
 	return true
 }
 
-func (f *filler) setSlice(v reflect.Value, items []any) bool {
-	if v.Kind() != reflect.Slice || v.Type().Elem().Kind() == reflect.Uint8 {
+func (f *filler) setSlice(v reflect.Value, info *typeInfo, items []any) bool {
+	if info.kind != reflect.Slice || info.elem.kind == reflect.Uint8 {
 		return false
 	}
-	s := reflect.MakeSlice(v.Type(), len(items), len(items))
+	s := reflect.MakeSlice(info.t, len(items), len(items))
 	for i, x := range items {
-		if !f.setValue(s.Index(i), x) {
+		if !f.setValue(s.Index(i), info.elem, x) {
 			return false
 		}
 	}
@@ -137,61 +136,102 @@ func (f *filler) setSlice(v reflect.Value, items []any) bool {
 	return true
 }
 
-func (f *filler) setMap(v reflect.Value, obj map[string]any) bool {
+func (f *filler) setMap(v reflect.Value, info *typeInfo, obj map[string]any) bool {
 	f.members += len(obj)
-	t := v.Type()
-	if t.Key().Kind() != reflect.String || infoOf(t.Key()).text {
+	if info.key.kind != reflect.String || info.key.text {
 		return false
 	}
-	m := reflect.MakeMapWithSize(t, len(obj))
+	m := reflect.MakeMapWithSize(info.t, len(obj))
 	for k, x := range obj {
-		e := reflect.New(t.Elem()).Elem()
-		if !f.setValue(e, x) {
+		e := reflect.New(info.elem.t).Elem()
+		if !f.setValue(e, info.elem, x) {
 			return false
 		}
-		m.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), e)
+		m.SetMapIndex(reflect.ValueOf(k).Convert(info.key.t), e)
 	}
 	v.Set(m)
 	return true
 }
 
-func (f *filler) setStruct(v reflect.Value, fields map[string][]int, obj map[string]any) bool {
+func (f *filler) setStruct(v reflect.Value, fields map[string]field, obj map[string]any) bool {
 	f.members += len(obj)
 	for k, x := range obj {
-		index, ok := fields[k]
-		if !ok || !f.setValue(v.FieldByIndex(index), x) {
+		field, ok := fields[k]
+		if !ok {
+			return false
+		}
+		fv := v.Field(field.index[0])
+		if len(field.index) > 1 {
+			fv = v.FieldByIndex(field.index)
+		}
+		if !f.setValue(fv, field.info, x) {
 			return false
 		}
 	}
 	return true
 }
 
-// typeInfo is what setValue needs to know of a type, worked out once.
+// typeInfo is what setValue needs to know of a type, worked out once for
+// the type and every type it reaches, so that a reading looks nothing up
+// but a field's name.
 type typeInfo struct {
-	json, text bool // *T is a json.Unmarshaler, an encoding.TextUnmarshaler
+	t          reflect.Type
+	kind       reflect.Kind
+	json, text bool      // *T is a json.Unmarshaler, an encoding.TextUnmarshaler
+	elem, key  *typeInfo // a pointer's, slice's or map's element; a map's key
 	// A struct's JSON names and their fields, embedded structs' fields
 	// among them; fieldsOK is false for a struct typedFrom leaves to the
 	// decoder.
-	fields   map[string][]int
+	fields   map[string]field
 	fieldsOK bool
 }
 
+type field struct {
+	index []int
+	info  *typeInfo
+}
+
 var (
-	typeInfos       sync.Map // reflect.Type → *typeInfo
+	typeInfos       sync.Map // reflect.Type → *typeInfo, complete
+	typeInfoMu      sync.Mutex
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
+// infoOf is t's typeInfo, worked out on its first use.
 func infoOf(t reflect.Type) *typeInfo {
 	if info, ok := typeInfos.Load(t); ok {
 		return info.(*typeInfo)
 	}
-	p := reflect.PointerTo(t)
-	info := &typeInfo{json: p.Implements(jsonUnmarshaler), text: p.Implements(textUnmarshaler)}
-	if t.Kind() == reflect.Struct {
-		info.fields, info.fieldsOK = structFields(t)
-	}
+	typeInfoMu.Lock()
+	defer typeInfoMu.Unlock()
+	info := buildInfo(t, map[reflect.Type]*typeInfo{})
 	typeInfos.Store(t, info)
+	return info
+}
+
+// buildInfo works out t's typeInfo and those of the types it reaches;
+// seen holds those begun, so that a type that reaches itself ends.
+func buildInfo(t reflect.Type, seen map[reflect.Type]*typeInfo) *typeInfo {
+	if info, ok := seen[t]; ok {
+		return info
+	}
+	p := reflect.PointerTo(t)
+	info := &typeInfo{t: t, kind: t.Kind(), json: p.Implements(jsonUnmarshaler), text: p.Implements(textUnmarshaler)}
+	seen[t] = info
+	switch info.kind {
+	case reflect.Pointer, reflect.Slice:
+		info.elem = buildInfo(t.Elem(), seen)
+	case reflect.Map:
+		info.elem, info.key = buildInfo(t.Elem(), seen), buildInfo(t.Key(), seen)
+	case reflect.Struct:
+		var names map[string][]int
+		names, info.fieldsOK = structFields(t)
+		info.fields = make(map[string]field, len(names))
+		for name, index := range names {
+			info.fields[name] = field{index, buildInfo(t.FieldByIndex(index).Type, seen)}
+		}
+	}
 	return info
 }
 
