@@ -82,10 +82,10 @@ func PrepareFor(data []byte, target Target) (*Plan, error) {
 	return prepare(t, target)
 }
 
-// PrepareParsedFor is PrepareFor of data that Parse decoded into raw
-// already (raw is the template's from then on).
-func PrepareParsedFor(data []byte, raw map[string]any, target Target) (*Plan, error) {
-	t, err := parsedTemplate(data, raw)
+// PrepareParsedFor is PrepareFor of data that Parse decoded into p
+// already (p.Object is the template's from then on).
+func PrepareParsedFor(data []byte, p Parsed, target Target) (*Plan, error) {
+	t, err := parsedTemplate(data, p)
 	if err != nil {
 		return nil, err
 	}

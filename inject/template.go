@@ -47,16 +47,28 @@ type template struct {
 // readTemplate parses the JSON of a Pod template: an object with metadata
 // and spec.
 func readTemplate(data []byte) (*template, error) {
-	raw, err := Parse(data)
+	p, err := Parse(data)
 	if err != nil {
 		return nil, err
 	}
-	return parsedTemplate(data, raw)
+	return parsedTemplate(data, p)
 }
 
-// parsedTemplate is readTemplate of data that Parse decoded into raw.
-func parsedTemplate(data []byte, raw map[string]any) (*template, error) {
-	return templateOf(raw, memberBytes(data, "spec"))
+// parsedTemplate is readTemplate of data that Parse decoded into p. Its
+// spec's JSON is looked for only when a key may have come twice in it.
+func parsedTemplate(data []byte, p Parsed) (*template, error) {
+	if p.noKeyTwice {
+		return templateOf(p.Object, nil)
+	}
+	return templateOf(p.Object, memberBytes(data, "spec"))
+}
+
+// Parsed is the JSON of a Pod template (or a Pod) as Parse decodes it.
+type Parsed struct {
+	Object map[string]any
+	// noKeyTwice: no object in the JSON had a key twice, so Object holds
+	// all it said, and the spec's JSON would read as Object's spec does.
+	noKeyTwice bool
 }
 
 // Parse decodes the JSON of a Pod template (or a Pod) as readTemplate
@@ -66,20 +78,20 @@ func parsedTemplate(data []byte, raw map[string]any) (*template, error) {
 //
 // jsonscan.Decode reads what it can, for less; what it declines,
 // encoding/json reads or refuses, with its own error.
-func Parse(data []byte) (map[string]any, error) {
+func Parse(data []byte) (Parsed, error) {
 	if raw, ok := jsonscan.Decode(data, MaxDepth); ok {
-		return raw, nil
+		return Parsed{Object: raw, noKeyTwice: true}, nil
 	}
 	if err := checkDepth(data); err != nil {
-		return nil, err
+		return Parsed{}, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw map[string]any
 	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
+		return Parsed{}, fmt.Errorf("not a JSON object: %w", err)
 	}
-	return raw, nil
+	return Parsed{Object: raw}, nil
 }
 
 // readDecoded is readTemplate of a template decoded already: nested no

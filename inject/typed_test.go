@@ -29,11 +29,11 @@ func typedAsStrict(data []byte) (spec corev1.PodSpec, ok bool) {
 		return spec, false
 	}
 	raw, err := Parse(data)
-	if err != nil || raw == nil {
+	if err != nil || raw.Object == nil {
 		return spec, false
 	}
-	n, ok := typedFrom(raw, &spec)
-	return spec, ok && n == colons(data)
+	n, ok := typedFrom(raw.Object, &spec)
+	return spec, ok && (raw.noKeyTwice || n == colons(data))
 }
 
 // TestTypedFromShapes: every PodSpec of the realistic shapes (the inputs
@@ -174,7 +174,7 @@ func BenchmarkTypedFrom(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var spec corev1.PodSpec
-			if _, ok := typedFrom(raw, &spec); !ok {
+			if _, ok := typedFrom(raw.Object, &spec); !ok {
 				b.Fatal("declined")
 			}
 		}

@@ -18,7 +18,9 @@ import (
 // ok is false wherever it is not sure to read data as encoding/json
 // would: anything but one object (white space around it), objects and
 // arrays nested more than maxDepth levels deep (the object itself is
-// one), bytes that are not UTF-8, an escaped surrogate, any error. The
+// one), bytes that are not UTF-8, an escaped surrogate, a key given twice
+// in one object (so that a value Decode gives says exactly what its JSON
+// says, member for member), any error. The
 // caller then decodes data with encoding/json, whose answer or error
 // stands, so Decode never has to say why.
 //
@@ -104,7 +106,10 @@ func (d *decoder) object(depth int) (map[string]any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[key] = v // a key given twice: the last, as encoding/json keeps it
+		n := len(m)
+		if m[key] = v; len(m) == n {
+			return nil, false // a key given twice: the caller reads it (the last, in encoding/json)
+		}
 		switch more, ok := d.next('}'); {
 		case !ok:
 			return nil, false

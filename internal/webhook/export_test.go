@@ -10,7 +10,7 @@ var WithoutManagedFields = withoutManagedFields
 // (nil when it was not).
 func DecodeReview(body []byte) (admissionv1.AdmissionReview, map[string]any, error) {
 	r, err := decodeReview(body)
-	return r.AdmissionReview, r.pod, err
+	return r.AdmissionReview, r.pod.Object, err
 }
 
 // ScannedFast says whether decodeReview reads body the fast way.

@@ -117,12 +117,12 @@ func Decide(pod *corev1.Pod) (bool, string, string) {
 // Review answers one admission request, a Pod's or a Job's, and counts
 // it.
 func (c *Config) Review(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	return c.reviewDecoded(ctx, req, nil)
+	return c.reviewDecoded(ctx, req, inject.Parsed{})
 }
 
 // reviewDecoded is Review of a request whose Pod was decoded already
-// (inject.Parse of req.Object.Raw), or not yet (obj nil).
-func (c *Config) reviewDecoded(ctx context.Context, req *admissionv1.AdmissionRequest, obj map[string]any) *admissionv1.AdmissionResponse {
+// (inject.Parse of req.Object.Raw), or not yet (obj.Object nil).
+func (c *Config) reviewDecoded(ctx context.Context, req *admissionv1.AdmissionRequest, obj inject.Parsed) *admissionv1.AdmissionResponse {
 	c.setup()
 	start := time.Now()
 	var resp *admissionv1.AdmissionResponse
@@ -137,7 +137,7 @@ func (c *Config) reviewDecoded(ctx context.Context, req *admissionv1.AdmissionRe
 	return resp
 }
 
-func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest, obj map[string]any) (resp *admissionv1.AdmissionResponse, o outcome, class string) {
+func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest, obj inject.Parsed) (resp *admissionv1.AdmissionResponse, o outcome, class string) {
 	resp = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
 	log := c.Log.With("uid", req.UID, "namespace", req.Namespace, "name", req.Name)
 	var pod *corev1.Pod

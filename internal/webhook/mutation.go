@@ -31,7 +31,7 @@ type mutated struct {
 // inject.Parse decoded it) in the form the webhook's mode and cluster
 // choose (target), decided once by inject; or says why the Pod needs
 // nothing; or fails saying why it cannot.
-func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, obj map[string]any, pod *corev1.Pod) (m mutated, nothing string, err error) {
+func (c *Config) mutate(ctx context.Context, namespace string, raw []byte, obj inject.Parsed, pod *corev1.Pod) (m mutated, nothing string, err error) {
 	plan, err := inject.PrepareParsedFor(raw, obj, c.target())
 	if errors.Is(err, inject.ErrNotNative) {
 		return m, "", fail(reasonNotNative, err)

@@ -11,19 +11,20 @@ import (
 )
 
 // readPod decodes a Pod's JSON once (inject.Parse, the decoding inject
-// prepares it from), unless obj is that already, and reads from it the part the webhook looks at
+// prepares it from), unless parsed is that already, and reads from it the part the webhook looks at
 // itself before inject: of its metadata the names, labels, annotations
 // and owners, and of its spec the containers' names, commands and restart
 // policies, the init containers' too, the volumes' names, the restart
 // policy, the pull secrets and the node selector. A field of another type
 // than the API's is an error, as decoding into the API's types makes it.
-func readPod(raw []byte, obj map[string]any) (*corev1.Pod, map[string]any, error) {
-	if obj == nil {
+func readPod(raw []byte, parsed inject.Parsed) (*corev1.Pod, inject.Parsed, error) {
+	if parsed.Object == nil {
 		var err error
-		if obj, err = inject.Parse(raw); err != nil {
-			return nil, nil, err
+		if parsed, err = inject.Parse(raw); err != nil {
+			return nil, parsed, err
 		}
 	}
+	obj := parsed.Object
 	var r podReader
 	pod := &corev1.Pod{}
 	meta := r.object(obj, "metadata")
@@ -61,9 +62,9 @@ func readPod(raw []byte, obj map[string]any) (*corev1.Pod, map[string]any, error
 		s.ImagePullSecrets = append(s.ImagePullSecrets, corev1.LocalObjectReference{Name: r.str(ref, "name")})
 	}
 	if r.err != nil {
-		return nil, nil, r.err
+		return nil, inject.Parsed{}, r.err
 	}
-	return pod, obj, nil
+	return pod, parsed, nil
 }
 
 // podReader reads members of a decoded object by the API's types: null

@@ -17,7 +17,7 @@ import (
 // (inject.Parse), without its managedFields.
 type decodedReview struct {
 	admissionv1.AdmissionReview
-	pod map[string]any // nil: not decoded yet
+	pod inject.Parsed // Object nil: not decoded yet
 }
 
 // decodeReview reads body as encoding/json decodes it into an

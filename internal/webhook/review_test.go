@@ -36,7 +36,7 @@ func sameAsDecoding(t *testing.T, body []byte) {
 	}
 	if pod != nil {
 		parsed, err := inject.Parse(got.Request.Object.Raw)
-		if err != nil || !reflect.DeepEqual(pod, parsed) {
+		if err != nil || !reflect.DeepEqual(pod, parsed.Object) {
 			t.Fatalf("%s: the Pod read beside the review is not its object's (%v)", body, err)
 		}
 	}
