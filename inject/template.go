@@ -169,8 +169,10 @@ func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
 	t.rawSpec = spec
 	// The PodSpec is read from the spec decoded already when typedFrom is
 	// sure to read it as strict decoding would, and no key came twice in
-	// the spec as it was read (in a spec decoded by a caller, what it
-	// holds is what counts).
+	// the spec as it was read: its members counted against specJSON's.
+	// Without specJSON there is nothing to count: Parse saw no key twice,
+	// or the spec was decoded by a caller, and what it holds is what
+	// counts.
 	if n, ok := typedFrom(spec, &t.spec); ok && (specJSON == nil || n == colons(specJSON)) {
 		return t, nil
 	}
