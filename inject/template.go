@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 
@@ -103,36 +100,6 @@ func readDecoded(raw map[string]any) (*template, error) {
 	return templateOf(raw, nil)
 }
 
-// children are the values in v, an object or a list decoded as Parse
-// decodes them; nil for anything else.
-func children(v any) iter.Seq[any] {
-	switch v := v.(type) {
-	case map[string]any:
-		return maps.Values(v)
-	case []any:
-		return slices.Values(v)
-	}
-	return nil
-}
-
-// tooDeep says whether objects and lists nest in v more than levels deep
-// (v itself is one), as checkDepth counts them in JSON.
-func tooDeep(v any, levels int) bool {
-	items := children(v)
-	if items == nil {
-		return false
-	}
-	if levels == 0 {
-		return true
-	}
-	for e := range items {
-		if tooDeep(e, levels-1) {
-			return true
-		}
-	}
-	return false
-}
-
 // templateOf reads a Pod template decoded as readTemplate decodes it;
 // specJSON, when known, is its spec's JSON as it was read.
 func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
@@ -222,43 +189,6 @@ func presenceOf(obj map[string]any, key string) presence {
 		return null
 	}
 	return present
-}
-
-// checkDepth refuses JSON nested deeper than MaxDepth, in one pass.
-func checkDepth(data []byte) error {
-	depth := 0
-	for c := range outsideStrings(data) {
-		switch c {
-		case '{', '[':
-			if depth++; depth > MaxDepth {
-				return fmt.Errorf("nested more than %d levels deep: not a Pod template", MaxDepth)
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return nil
-}
-
-// outsideStrings yields the bytes of JSON data that are not in a string,
-// its quotes left out too.
-func outsideStrings(data []byte) iter.Seq[byte] {
-	return func(yield func(byte) bool) {
-		inString, escaped := false, false
-		for _, c := range data {
-			switch {
-			case inString && escaped:
-				escaped = false
-			case inString && c == '\\':
-				escaped = true
-			case c == '"':
-				inString = !inString
-			case inString:
-			case !yield(c):
-				return
-			}
-		}
-	}
 }
 
 // checkSpelling refuses a field that Kubernetes would ignore because its
