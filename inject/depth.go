@@ -9,7 +9,8 @@ import (
 
 // How deep a template nests, counted in its JSON (checkDepth) or in its
 // decoded tree (tooDeep) alike, and the walk of JSON outside its strings
-// that checkDepth and colons share.
+// that checkDepth and colons (typedFrom's count of members in JSON)
+// share.
 
 // children are the values in v, an object or a list decoded as Parse
 // decodes them; nil for anything else.
@@ -76,4 +77,16 @@ func outsideStrings(data []byte) iter.Seq[byte] {
 			}
 		}
 	}
+}
+
+// colons counts the members of every object in JSON: a ':' outside
+// strings each.
+func colons(data []byte) int {
+	n := 0
+	for c := range outsideStrings(data) {
+		if c == ':' {
+			n++
+		}
+	}
+	return n
 }

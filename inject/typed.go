@@ -7,6 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // typedFrom fills the struct dst points to from obj, a JSON object as
@@ -18,9 +22,10 @@ import (
 // ok is false wherever it is not sure to decode as that decoder would:
 // an unknown field, a value of another JSON type than its field's, a
 // number its field cannot hold, a field type it does not handle (an
-// interface, a byte slice, an array, a text unmarshaler, an embedded
-// pointer, two fields of one name). The caller then decodes the JSON
-// strictly, whose answer or error stands.
+// interface, a byte slice, an array, a text unmarshaler, a JSON
+// unmarshaler but those that parse a scalar (valueUnmarshalers), an
+// embedded pointer, two fields of one name). The caller then decodes the
+// JSON strictly, whose answer or error stands.
 //
 // It cannot see a key given twice, which the tree no longer holds, so it
 // says how many members the objects it read had: the caller counts them
@@ -51,7 +56,7 @@ func (f *filler) setValue(v reflect.Value, info *typeInfo, x any) bool {
 	switch {
 	case info.json:
 		switch x.(type) {
-		case map[string]any, []any: // not counted: left to the decoder (no such field in a PodSpec reads one)
+		case map[string]any, []any: // not a scalar: left to the decoder, whose error it is
 			return false
 		}
 		data, err := appendValue(nil, x)
@@ -59,7 +64,7 @@ func (f *filler) setValue(v reflect.Value, info *typeInfo, x any) bool {
 			return false
 		}
 		return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data) == nil
-	case info.text:
+	case info.other:
 		return false
 	}
 	switch x := x.(type) {
@@ -138,7 +143,7 @@ func (f *filler) setSlice(v reflect.Value, info *typeInfo, items []any) bool {
 
 func (f *filler) setMap(v reflect.Value, info *typeInfo, obj map[string]any) bool {
 	f.members += len(obj)
-	if info.key.kind != reflect.String || info.key.text {
+	if info.key.kind != reflect.String || info.key.other {
 		return false
 	}
 	m := reflect.MakeMapWithSize(info.t, len(obj))
@@ -175,10 +180,13 @@ func (f *filler) setStruct(v reflect.Value, fields map[string]field, obj map[str
 // the type and every type it reaches, so that a reading looks nothing up
 // but a field's name.
 type typeInfo struct {
-	t          reflect.Type
-	kind       reflect.Kind
-	json, text bool      // *T is a json.Unmarshaler, an encoding.TextUnmarshaler
-	elem, key  *typeInfo // a pointer's, slice's or map's element; a map's key
+	t    reflect.Type
+	kind reflect.Kind
+	// *T is one of valueUnmarshalers; *T unmarshals itself otherwise (a
+	// text unmarshaler, or a JSON one that may keep the bytes as written,
+	// as FieldsV1 does, which a value written again would not give).
+	json, other bool
+	elem, key   *typeInfo // a pointer's, slice's or map's element; a map's key
 	// A struct's JSON names and their fields, embedded structs' fields
 	// among them; fieldsOK is false for a struct typedFrom leaves to the
 	// decoder.
@@ -196,6 +204,13 @@ var (
 	typeInfoMu      sync.Mutex
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	// valueUnmarshalers are the JSON unmarshalers typedFrom gives their
+	// value written again: each parses a scalar, so the same value
+	// written another way (escapes, a number's spelling kept) reads the
+	// same.
+	valueUnmarshalers = map[reflect.Type]bool{
+		reflect.TypeFor[resource.Quantity](): true, reflect.TypeFor[intstr.IntOrString](): true, reflect.TypeFor[metav1.Time](): true,
+	}
 )
 
 // infoOf is t's typeInfo, worked out on its first use.
@@ -205,6 +220,9 @@ func infoOf(t reflect.Type) *typeInfo {
 	}
 	typeInfoMu.Lock()
 	defer typeInfoMu.Unlock()
+	if info, ok := typeInfos.Load(t); ok { // built while this call waited
+		return info.(*typeInfo)
+	}
 	info := buildInfo(t, map[reflect.Type]*typeInfo{})
 	typeInfos.Store(t, info)
 	return info
@@ -217,7 +235,9 @@ func buildInfo(t reflect.Type, seen map[reflect.Type]*typeInfo) *typeInfo {
 		return info
 	}
 	p := reflect.PointerTo(t)
-	info := &typeInfo{t: t, kind: t.Kind(), json: p.Implements(jsonUnmarshaler), text: p.Implements(textUnmarshaler)}
+	unmarshals := p.Implements(jsonUnmarshaler)
+	info := &typeInfo{t: t, kind: t.Kind(), json: unmarshals && valueUnmarshalers[t]}
+	info.other = !info.json && (unmarshals || p.Implements(textUnmarshaler))
 	seen[t] = info
 	switch info.kind {
 	case reflect.Pointer, reflect.Slice:
@@ -271,16 +291,4 @@ func structFields(t reflect.Type) (map[string][]int, bool) {
 	}
 	walk(t, nil)
 	return names, ok
-}
-
-// colons counts the members of every object in JSON: a ':' outside
-// strings each.
-func colons(data []byte) int {
-	n := 0
-	for c := range outsideStrings(data) {
-		if c == ':' {
-			n++
-		}
-	}
-	return n
 }

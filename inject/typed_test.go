@@ -110,6 +110,10 @@ func TestTypedFromDeclines(t *testing.T) {
 		`{"containers":{"name":"a"}}`,                                          // an object for a list
 		`{"containers":[{"name":"a","resources":{"limits":{"cpu":"lots"}}}]}`,  // not a quantity
 		`{"containers":[{"name":"a"}],"newerThanThisBuild":true}`,              // an unknown field
+		// FieldsV1 keeps its bytes as written, which a value written again
+		// would not give (keys sorted, "<" escaped)
+		`{"containers":[{"name":"a"}],"volumes":[{"name":"v","ephemeral":{"volumeClaimTemplate":{"metadata":{"managedFields":[{"fieldsV1":{"f:b":{},"f:a":{}}}]},"spec":{}}}}]}`,
+		`{"containers":[{"name":"a"}],"volumes":[{"name":"v","ephemeral":{"volumeClaimTemplate":{"metadata":{"managedFields":[{"fieldsV1":"a<b"}]},"spec":{}}}}]}`,
 	} {
 		if _, ok := typedAsStrict([]byte(in)); ok {
 			t.Errorf("%s: read from the tree, want it left to strict decoding", in)
@@ -119,6 +123,7 @@ func TestTypedFromDeclines(t *testing.T) {
 		`{"containers":[{"name":"a","image":null,"args":[],"env":null,"resources":{"limits":{"cpu":1,"memory":"64Mi"}},` +
 			`"readinessProbe":{"tcpSocket":{"port":"db"},"periodSeconds":2}}],"volumes":[{"name":"v","emptyDir":{}}],"nodeSelector":{"a":null}}`,
 		`{"containers":[{"name":"a:b","command":["x:y","\"z\":"]}],"activeDeadlineSeconds":null}`,
+		`{"containers":[{"name":"a"}],"volumes":[{"name":"v","ephemeral":{"volumeClaimTemplate":{"metadata":{"creationTimestamp":"2026-01-02T03:04:05Z"},"spec":{}}}}]}`,
 	} {
 		want, strictOK := strictSpec([]byte(in))
 		got, ok := typedAsStrict([]byte(in))
