@@ -11,7 +11,7 @@ func withoutInjection(t *template, ops []Op) (*template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("undo the previous injection: %w", err)
 	}
-	return templateOf(doc, nil)
+	return templateOf(doc, nil, false)
 }
 
 // unchangedBy says whether applying ops to t leaves it as it is.

@@ -9,8 +9,9 @@ import (
 // memberBytes is the JSON of the value of key in the object data starts
 // with, as written (the last, if key is there more than once, as a
 // decoder keeps it); nil when it is not there or when data is not what it
-// expects. readTemplate decodes the spec from these bytes instead of
-// writing the spec it decoded again.
+// expects. Where readTemplate cannot take the PodSpec from the tree
+// (typedFrom), it decodes the spec from these bytes instead of writing
+// the spec it decoded again.
 func memberBytes(data []byte, key string) []byte {
 	s := jsonscan.New(bytes.NewReader(data), 512)
 	if s.Peek() != '{' {

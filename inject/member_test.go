@@ -50,7 +50,7 @@ func TestReadTemplateSpecAsWritten(t *testing.T) {
 				}
 				return
 			}
-			want, wantErr := templateOf(raw, nil)
+			want, wantErr := templateOf(raw, nil, false)
 			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 				t.Fatalf("%s: error %v, want %v", data, gotErr, wantErr)
 			}

@@ -52,12 +52,9 @@ func readTemplate(data []byte) (*template, error) {
 }
 
 // parsedTemplate is readTemplate of data that Parse decoded into p. Its
-// spec's JSON is looked for only when a key may have come twice in it.
+// spec's JSON is looked for only when templateOf needs it.
 func parsedTemplate(data []byte, p Parsed) (*template, error) {
-	if p.noKeyTwice {
-		return templateOf(p.Object, nil)
-	}
-	return templateOf(p.Object, memberBytes(data, "spec"))
+	return templateOf(p.Object, func() []byte { return memberBytes(data, "spec") }, p.noKeyTwice)
 }
 
 // Parsed is the JSON of a Pod template (or a Pod) as Parse decodes it.
@@ -97,12 +94,13 @@ func readDecoded(raw map[string]any) (*template, error) {
 	if tooDeep(raw, MaxDepth) {
 		return nil, fmt.Errorf("nested more than %d levels deep: not a Pod template", MaxDepth)
 	}
-	return templateOf(raw, nil)
+	return templateOf(raw, nil, false)
 }
 
-// templateOf reads a Pod template decoded as readTemplate decodes it;
-// specJSON, when known, is its spec's JSON as it was read.
-func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
+// templateOf reads a Pod template decoded as readTemplate decodes it.
+// specJSON, when not nil, gives its spec's JSON as it was read;
+// noKeyTwice says that no key came twice in that JSON.
+func templateOf(raw map[string]any, specJSON func() []byte, noKeyTwice bool) (*template, error) {
 	t := &template{raw: raw}
 	meta, state, err := member(raw, "metadata")
 	if err != nil {
@@ -136,11 +134,18 @@ func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
 	t.rawSpec = spec
 	// The PodSpec is read from the spec decoded already when typedFrom is
 	// sure to read it as strict decoding would, and no key came twice in
-	// the spec as it was read: its members counted against specJSON's.
-	// Without specJSON there is nothing to count: Parse saw no key twice,
-	// or the spec was decoded by a caller, and what it holds is what
-	// counts.
-	if n, ok := typedFrom(spec, &t.spec); ok && (specJSON == nil || n == colons(specJSON)) {
+	// the spec as it was read: Parse saw none, or its members are counted
+	// against its JSON's. Without its JSON there is nothing to count: the
+	// spec was decoded by a caller, and what it holds is what counts.
+	n, ok := typedFrom(spec, &t.spec)
+	if ok && noKeyTwice {
+		return t, nil
+	}
+	var js []byte
+	if specJSON != nil {
+		js = specJSON()
+	}
+	if ok && (js == nil || n == colons(js)) {
 		return t, nil
 	}
 	t.spec = corev1.PodSpec{}
@@ -149,15 +154,15 @@ func templateOf(raw map[string]any, specJSON []byte) (*template, error) {
 	// twice (the map kept the last), no unknown field (whose errors would
 	// come in another order). Otherwise, and on any error, it is decoded
 	// from what the map holds, as always.
-	if specJSON != nil {
-		strict, err := kjson.UnmarshalStrict(specJSON, &t.spec, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if js != nil {
+		strict, err := kjson.UnmarshalStrict(js, &t.spec, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 		if err == nil && len(strict) == 0 {
 			return t, nil
 		}
 		t.spec = corev1.PodSpec{}
 	}
-	specJSON, _ = appendValue(nil, spec)
-	strict, err := kjson.UnmarshalStrict(specJSON, &t.spec, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	js, _ = appendValue(nil, spec)
+	strict, err := kjson.UnmarshalStrict(js, &t.spec, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 	if err != nil {
 		return nil, fmt.Errorf("spec is not a valid PodSpec: %w", err)
 	}
