@@ -18,11 +18,11 @@ import (
 // ok is false wherever it is not sure to read data as encoding/json
 // would: anything but one object (white space around it), objects and
 // arrays nested more than maxDepth levels deep (the object itself is
-// one), bytes that are not UTF-8, an escaped surrogate, a key given twice
-// in one object (so that a value Decode gives says exactly what its JSON
-// says, member for member), any error. The
-// caller then decodes data with encoding/json, whose answer or error
-// stands, so Decode never has to say why.
+// one), bytes that are not UTF-8, an escaped surrogate, any error. It is
+// false for a key given twice in one object too, so that a value Decode
+// gives says all its JSON says, member for member. The caller then
+// decodes data with encoding/json, whose answer or error stands, so
+// Decode never has to say why.
 //
 // Strings without escapes are slices of one copy of data, made once:
 // the value keeps that copy alive as long as any of them is held.
