@@ -24,7 +24,7 @@ help:
 	@echo '                 SCENE=success|fail|kill: one scene, and the exit status is its Pod verdict (Failed: make fails);'
 	@echo '                 2 min the first time (compiling), 3 s after, at load average ~20'
 	@echo 'make test        vet, unit and CLI tests with the race detector, the chart'"'"'s lint and goldens, bounded fuzzing;'
-	@echo '                 10 min the first time on 2 cores, 7 after (README: Tests, benchmarks and CI)'
+	@echo '                 10 min the first time on 2 cores, 6 after (README: Tests, benchmarks and CI)'
 	@echo 'make build       the binaries into bin/: job-signal, sidecar-watch, kubectl-job_signal, job-signal-webhook'
 	@echo 'make install     those, VERSION stamped, into $$(go env GOBIN), else $$(go env GOPATH)/bin; PREFIX=DIR: into DIR/bin'
 	@echo 'make version     the version make stamps (git describe), the tag make push gives the images'
