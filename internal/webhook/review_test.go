@@ -71,6 +71,31 @@ func TestDecodeReview(t *testing.T) {
 		`{"request":{"uid":"u","object":{}}} x`,                                        // something after it
 		`{"request":null}`, `{"request":[]}`, `null`, `[]`, `{}`, ``, `{"request":{}}`, // no request
 		`{"request":{"uid":"u","kind":{"kind":"Pod"},"object":[]}}`,
+		// The small members' shapes the reader sets itself, and those
+		// it leaves to encoding/json.
+		`{"request":{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod","kind":"Job"},"object":{}}}`, // a key twice in kind
+		`{"request":{"uid":"u","kind":{"Kind":"Pod"},"object":{}}}`,                                        // another case
+		`{"request":{"uid":"u","kind":{"kind":"Pod","x":"y"},"object":{}}}`,                                // an unknown key
+		`{"request":{"uid":"u","kind":{"kind":"P\u006fd"},"object":{}}}`,                                   // an escape
+		`{"request":{"uid":"u","kind":{"kind":"Pöd"},"object":{}}}`,                                        // not ASCII
+		`{"request":{"uid":"u","kind":{"kind":null},"object":{}}}`,                                         // null, kept
+		`{"request":{"uid":"u","kind":{"kind":"Pod",},"object":{}}}`,                                       // not JSON
+		`{"request":{"uid":"u","kind":{"kind":"Pod"},"kind":{"group":"g"},"object":{}}}`,                   // kind twice: merged
+		`{"request":{"uid":"u","kind":null,"object":{}}}`,
+		`{"request":{"uid":"u","kind":{ "kind" : "Pod" , "version":"v1" } ,"object":{}}}`,
+		`{"request":{"uid":"u","kind":{},"requestKind":{"kind":"Pod"},"requestResource":{"resource":"pods","group":""},"object":{}}}`,
+		`{"request":{"uid":"u","requestKind":null,"requestResource":null,"object":{}}}`,
+		`{"request":{"uid":"u","requestKind":{"kind":"Pod","kind2":"x"},"object":{}}}`,
+		`{"request":{"uid":"u","requestKind":[],"object":{}}}`,
+		`{"request":{"uid":"u","requestResource":"pods","object":{}}}`,
+		`{"request":{"uid":"u","dryRun":false,"object":{}}}`, `{"request":{"uid":"u","dryRun":null,"object":{}}}`,
+		`{"request":{"uid":"u","dryRun":"true","object":{}}}`, `{"request":{"uid":"u","dryRun":tru,"object":{}}}`,
+		`{"request":{"uid":"u","options":null,"oldObject":{"a":[1]},"object":{}}}`,
+		`{"request":{"uid":"u","options":{"a":01},"object":{}}}`, // not JSON
+		`{"request":{"uid":"u\n","name":"a\"b","namespace":"\t","operation":"CREATE","object":{}}}`,
+		`{"request":{"uid":"u","name":"a	b","object":{}}}`, // a control character
+		`{"request":{"uid":null,"name":null,"operation":5,"object":{}}}`,
+		`{"apiVersion":"v\u0031","kind":"Admission\u0052eview","request":{"uid":"u","object":{}}}`,
 		`{"request":{"uid":"u","kind":{"kind":"Pod"},"object":"x"}}`,
 	} {
 		sameAsDecoding(t, []byte(body))
