@@ -59,14 +59,14 @@ func kubeletHandler(key, value string) (corev1.ProbeHandler, string, ReasonClass
 	return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(int32(n)), Host: host}}, "", ""
 }
 
-// probeFields is the startupProbe the native form writes: h, the delay and
-// timeout of from (a readinessProbe copied), checked every second.
-func probeFields(h corev1.ProbeHandler, from *corev1.Probe) Fields {
+// startupProbe is the startupProbe the native form writes: h, the delay
+// and timeout of from (a readinessProbe copied), checked every second.
+func startupProbe(h corev1.ProbeHandler, from *corev1.Probe) *corev1.Probe {
 	p := corev1.Probe{ProbeHandler: h, PeriodSeconds: startupPeriod, FailureThreshold: startupFailure}
 	if from != nil {
 		p.InitialDelaySeconds, p.TimeoutSeconds = from.InitialDelaySeconds, from.TimeoutSeconds
 	}
-	return fieldsOf(p)
+	return &p
 }
 
 // shorten keeps a value quoted in a reason short: reasons go into the

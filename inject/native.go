@@ -143,14 +143,15 @@ func nativeOps(t *template, ch choice, text map[string]string) []Op {
 		add("restartPolicy", presenceOf(raw, "restartPolicy"), string(corev1.ContainerRestartPolicyAlways))
 		a := ch.adds[name]
 		if a.startupProbe != nil {
-			add("startupProbe", presenceOf(raw, "startupProbe"), a.startupProbe)
+			add("startupProbe", presenceOf(raw, "startupProbe"), fieldsOf(*a.startupProbe))
 		}
 		if a.preStop != nil {
+			preStop := fieldsOf(*a.preStop)
 			lifecycle, state, _ := member(raw, "lifecycle")
 			if state == present {
-				add("lifecycle/preStop", presenceOf(lifecycle, "preStop"), a.preStop)
+				add("lifecycle/preStop", presenceOf(lifecycle, "preStop"), preStop)
 			} else {
-				add("lifecycle", state, Fields{{"preStop", a.preStop}})
+				add("lifecycle", state, Fields{{"preStop", preStop}})
 			}
 		}
 		rec.Moved = append(rec.Moved, m)

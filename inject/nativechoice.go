@@ -70,8 +70,11 @@ type podNeeds struct {
 
 // nativeSidecar is what the native form adds to one moved container.
 type nativeSidecar struct {
-	startupProbe Fields // nil: none added
-	preStop      Fields // nil: none added
+	// The startupProbe and preStop hook to add, nil for none: written
+	// out (fieldsOf) only when the native form's changes are, so that a
+	// Pod that keeps the pair pays nothing for them.
+	startupProbe *corev1.Probe
+	preStop      *corev1.LifecycleHandler
 	warning      string
 	// probe is the startupProbe the kubelet will run (its own or the one
 	// added), nil for none.

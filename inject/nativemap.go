@@ -42,7 +42,7 @@ func mapSidecar(s sidecarNeeds, podGrace time.Duration, looked bool) (add native
 		case len(s.stopAfter) > 0:
 			return add, false, obstacle{ClassQuitURL, fmt.Sprintf("sidecar %s has a quit URL and stop-after, and the kubelet runs preStop hooks at once", q), fix + fmt.Sprintf(", or %sstop-after.%s", Prefix, s.name)}
 		}
-		add.preStop = fieldsOf(corev1.LifecycleHandler{HTTPGet: h.HTTPGet})
+		add.preStop = &corev1.LifecycleHandler{HTTPGet: h.HTTPGet}
 		add.warning = fmt.Sprintf("sidecar %s: its quit URL becomes a preStop hook, which the kubelet sends as a GET (sidecar-watch POSTs) when the Pod starts terminating", q)
 	}
 	if s.stopSignal != "" {
@@ -65,7 +65,9 @@ func mapSidecar(s sidecarNeeds, podGrace time.Duration, looked bool) (add native
 // one the kubelet can pass.
 func mapReadiness(s sidecarNeeds, add *nativeSidecar) obstacle {
 	q := strconv.Quote(s.name)
-	instead := fmt.Sprintf("give sidecar %s a readinessProbe without host (the kubelet probes the Pod's IP) on a port it listens on beyond loopback, or %sready-exec.%s", q, Prefix, s.name)
+	instead := func() string { // only for an obstacle
+		return fmt.Sprintf("give sidecar %s a readinessProbe without host (the kubelet probes the Pod's IP) on a port it listens on beyond loopback, or %sready-exec.%s", q, Prefix, s.name)
+	}
 	switch {
 	case s.readyKey != "" && s.startupProbe != nil:
 		return obstacle{ClassReadiness, fmt.Sprintf("sidecar %s has both %s%s and a startupProbe, and the kubelet would go by the probe alone", q, Prefix, s.readyKey),
@@ -76,13 +78,13 @@ func mapReadiness(s sidecarNeeds, add *nativeSidecar) obstacle {
 	case s.readyKey == "ready-exec":
 		argv, _ := sidecarspec.Exec(s.readyValue) // checked by parseSettings
 		h := corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: argv}}
-		add.startupProbe, add.probe = probeFields(h, nil), &h
+		add.startupProbe, add.probe = startupProbe(h, nil), &h
 	case s.readyKey == "ready-http" || s.readyKey == "ready-tcp":
 		h, why, class := kubeletHandler(s.readyKey, s.readyValue)
 		if why != "" {
-			return obstacle{class, fmt.Sprintf("sidecar %s is ready %s", q, why), instead}
+			return obstacle{class, fmt.Sprintf("sidecar %s is ready %s", q, why), instead()}
 		}
-		add.startupProbe, add.probe = probeFields(h, nil), &h
+		add.startupProbe, add.probe = startupProbe(h, nil), &h
 	case s.startupProbe != nil:
 		h := s.startupProbe.ProbeHandler
 		add.probe = &h
@@ -97,10 +99,10 @@ func mapReadiness(s sidecarNeeds, add *nativeSidecar) obstacle {
 				fmt.Sprintf("drop the host of sidecar %s's readinessProbe (the kubelet then probes the Pod's IP) and have it listen there, or give it an exec probe", q)}
 		}
 		h := r.ProbeHandler
-		add.startupProbe, add.probe = probeFields(h, r), &h
+		add.startupProbe, add.probe = startupProbe(h, r), &h
 	case s.tableReady != "":
 		_, why, class := kubeletHandler("ready-http", s.tableReady)
-		return obstacle{class, fmt.Sprintf("sidecar %s (a known sidecar) is ready %s", q, why), instead}
+		return obstacle{class, fmt.Sprintf("sidecar %s (a known sidecar) is ready %s", q, why), instead()}
 	}
 	return obstacle{}
 }
