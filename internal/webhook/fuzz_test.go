@@ -30,8 +30,8 @@ import (
 )
 
 // FuzzMutate sends arbitrary bodies to the /mutate handler: it answers
-// 400 or an AdmissionReview for the request's uid, never panics, and
-// answers within its time limit. The review allows the Pod with a patch
+// 400 or an AdmissionReview for the request's uid (written as json.Marshal
+// writes it), never panics, and answers within its time limit. The review allows the Pod with a patch
 // that applies to the object, or denies it for now (503, 429 when busy)
 // with one short line: the registry lookups fail here (no network), which
 // may pass, and a Pod of more than one container is then not admitted
@@ -83,6 +83,9 @@ func FuzzMutate(f *testing.F) {
 		}
 		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
 			t.Fatalf("answer %s: %v", rec.Body, err)
+		}
+		if again, _ := json.Marshal(out); !bytes.Equal(again, rec.Body.Bytes()) {
+			t.Fatalf("answer %s, not as json.Marshal writes it: %s", rec.Body, again)
 		}
 		if out.Response.UID != in.Request.UID {
 			t.Fatalf("answer %+v for uid %q", out.Response, in.Request.UID)

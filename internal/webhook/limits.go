@@ -197,7 +197,11 @@ func writeReview(w http.ResponseWriter, meta metav1.TypeMeta, resp *admissionv1.
 	if meta.APIVersion == "" {
 		meta = metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}
 	}
-	out, err := json.Marshal(admissionv1.AdmissionReview{TypeMeta: meta, Response: resp})
+	out, ok := appendReview(nil, meta, resp)
+	var err error
+	if !ok {
+		out, err = json.Marshal(admissionv1.AdmissionReview{TypeMeta: meta, Response: resp})
+	}
 	if err != nil {
 		log.Error("the answer could not be written", "err", err)
 		http.Error(w, err.Error(), http.StatusInternalServerError)
