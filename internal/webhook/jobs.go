@@ -31,7 +31,7 @@ func isJob(req *admissionv1.AdmissionRequest) bool {
 // configuration's failurePolicy Ignore).
 func (c *Config) reviewJob(req *admissionv1.AdmissionRequest) (resp *admissionv1.AdmissionResponse, o outcome, class string) {
 	resp = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	log := c.Log.With("uid", req.UID, "namespace", req.Namespace, "job", req.Name)
+	log := c.Log.With("uid", string(req.UID), "namespace", req.Namespace, "job", req.Name)
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("panic while reviewing a Job: admitted as it is", "panic", p, "stack", string(debug.Stack()))
@@ -44,7 +44,7 @@ func (c *Config) reviewJob(req *admissionv1.AdmissionRequest) (resp *admissionv1
 		log.Debug("the Job's podFailurePolicy judges no exit code: nothing to record")
 		return resp, unchanged, reasonNoExitCodeRules
 	case err != nil:
-		log.Warn("Job admitted without its exit-code rules recorded: its Pods' form is chosen without them", "class", reasonUnreadable, "reason", oneLine(err.Error(), maxReason))
+		log.Warn("Job admitted without its exit-code rules recorded: its Pods' form is chosen without them", "class", string(reasonUnreadable), "reason", oneLine(err.Error(), maxReason))
 		return resp, skipped, reasonUnreadable
 	case len(ops) == 0:
 		log.Debug("the Job's template records its exit-code rules already", "rules", rules)

@@ -128,7 +128,7 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	defer cancelReview()
 	resp := c.reviewDecoded(ctx, review.Request, review.pod)
 	writeReview(w, review.TypeMeta, resp, c.Log)
-	c.Log.Debug("reviewed", "uid", review.Request.UID, "elapsed", time.Since(start), "read", read)
+	c.Log.Debug("reviewed", "uid", string(review.Request.UID), "elapsed", time.Since(start), "read", read)
 }
 
 // early answers a request that is not handled (busy, too large) from a
@@ -143,10 +143,10 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 func (c *Config) early(w http.ResponseWriter, body io.Reader, start time.Time, err error) {
 	sk := sketchOf(body)
 	f := failureOf(err)
-	log := c.Log.With("uid", sk.uid)
+	log := c.Log.With("uid", string(sk.uid))
 	pod, class, known := served(sk)
 	if sk.uid == "" || !known && f.temporary() {
-		log.Warn("request refused before reading its Pod", "class", f.class, "reason", f.Error())
+		log.Warn("request refused before reading its Pod", "class", string(f.class), "reason", f.Error())
 		c.Metrics.admitted(denied, f.class, time.Since(start))
 		code := http.StatusTooManyRequests
 		switch f.class {
@@ -159,7 +159,7 @@ func (c *Config) early(w http.ResponseWriter, body io.Reader, start time.Time, e
 		return
 	}
 	if known && pod == nil {
-		log.Debug("not injected", "class", class, "while", f.class)
+		log.Debug("not injected", "class", string(class), "while", string(f.class))
 		c.Metrics.admitted(unchanged, class, time.Since(start))
 		writeReview(w, sk.meta, &admissionv1.AdmissionResponse{UID: sk.uid, Allowed: true}, log)
 		return

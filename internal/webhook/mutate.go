@@ -139,7 +139,7 @@ func (c *Config) reviewDecoded(ctx context.Context, req *admissionv1.AdmissionRe
 
 func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest, obj inject.Parsed) (resp *admissionv1.AdmissionResponse, o outcome, class string) {
 	resp = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	log := c.Log.With("uid", req.UID, "namespace", req.Namespace, "name", req.Name)
+	log := c.Log.With("uid", string(req.UID), "namespace", req.Namespace, "name", req.Name)
 	var pod *corev1.Pod
 	defer func() {
 		if p := recover(); p != nil {
@@ -178,7 +178,7 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest, 
 	if len(m.ops) == 0 { // injected already: the API server's second call, after other admission plugins
 		log.Debug("injected", "warnings", len(m.warnings), "changes", 0)
 	} else {
-		log.Info("injected", "form", m.form, "reason", oneLine(m.why, maxReason), "class", m.class, "warnings", len(m.warnings))
+		log.Info("injected", "form", string(m.form), "reason", oneLine(m.why, maxReason), "class", string(m.class), "warnings", len(m.warnings))
 		c.Metrics.injectedForm(m.form, m.class)
 	}
 	for _, w := range m.warnings {
@@ -195,7 +195,7 @@ func (c *Config) answer(uid types.UID, raw []byte, pod *corev1.Pod, err error, l
 	f := failureOf(err)
 	reason := oneLine(f.Error(), maxReason)
 	if verdict(pod != nil && needsJobSignal(pod), f.temporary(), c.FailurePolicy) == denied {
-		log.Warn("denied for now: the Job controller creates the Pod again", "class", f.class, "reason", reason)
+		log.Warn("denied for now: the Job controller creates the Pod again", "class", string(f.class), "reason", reason)
 		code, status := int32(503), metav1.StatusReasonServiceUnavailable
 		if f.class == reasonBusy {
 			code, status = 429, metav1.StatusReasonTooManyRequests
@@ -205,7 +205,7 @@ func (c *Config) answer(uid types.UID, raw []byte, pod *corev1.Pod, err error, l
 			Message: oneLine("job-signal cannot inject this Pod yet, so it is not created now (the Job controller tries again): "+reason, maxReason),
 		}}, denied, f.class
 	}
-	log.Warn("admitted without job-signal", "class", f.class, "reason", reason)
+	log.Warn("admitted without job-signal", "class", string(f.class), "reason", reason)
 	resp := &admissionv1.AdmissionResponse{UID: uid, Allowed: true,
 		Warnings: []string{oneLine("job-signal-webhook: Pod admitted without job-signal: "+reason, maxReason)}}
 	if raw != nil && pod != nil {
