@@ -96,8 +96,11 @@ func plainString(span []byte) (string, bool) {
 
 // maybeNull is what encoding/json decodes span into when *p is a pointer
 // to a struct: nil for null, else a copy of *p's struct (a new one when
-// *p is nil) to decode into, then set as *p. ok is false for a value
-// that is neither null nor an object.
+// *p is nil) to decode into, then set as *p. encoding/json would decode
+// into the struct *p points to; the value is the same, the pointer new,
+// which no caller can tell: scanReview's requests are new, and a member
+// given twice goes to encoding/json. ok is false for a value that is
+// neither null nor an object.
 func maybeNull[T any](span []byte, p **T) (set *T, ok bool) {
 	switch {
 	case string(span) == "null":
