@@ -40,7 +40,9 @@ import (
 //
 // E2E_WEBHOOK_REFERENCE=BINARY measures another build too (make bench's
 // previous one), in turns with this one on the same address, each a fresh
-// process: two rounds of n/2 each. E2E_WEBHOOK_CPU_PROFILE=FILE runs this
+// process: two rounds of n/2 each, or E2E_WEBHOOK_SCALE_ROUNDS of
+// n/rounds (make bench's, whose figure is the median round: a slow minute
+// of the machine moves one round, not the figure). E2E_WEBHOOK_CPU_PROFILE=FILE runs this
 // build under a CPU profiler (e2e/profiledwebhook) and writes its profile
 // there.
 //
@@ -62,7 +64,8 @@ func TestWebhookScale(t *testing.T) {
 		rssKiB             int
 		errs               []error
 		form               string
-		bodyLE             string // the least bound of the body-time histogram that holds every body
+		bodyLE             string          // the least bound of the body-time histogram that holds every body
+		roundPerPod        []time.Duration // CPU per injected Pod, round by round
 	}
 	builds := []*build{{name: "this", bin: filepath.Join(workBin(), "job-signal-webhook")}}
 	if profile := os.Getenv("E2E_WEBHOOK_CPU_PROFILE"); profile != "" {
@@ -72,6 +75,9 @@ func TestWebhookScale(t *testing.T) {
 		builds = append(builds, &build{name: "reference", bin: ref})
 	}
 	rounds := len(builds) // in turns, so that what drifts weighs on both alike
+	if v, err := strconv.Atoi(os.Getenv("E2E_WEBHOOK_SCALE_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
 	called := newSpace(t, "webhook-scale", map[string]string{inject.LabelInject: "enabled"})
 	alone := newSpace(t, "webhook-scale-ref", map[string]string{inject.LabelInject: "enabled"})
 	serving := shippedServingCert(t)
@@ -171,7 +177,9 @@ func TestWebhookScale(t *testing.T) {
 			}
 			b.calls += injected() - callsBefore
 			b.connections += connections() - connectionsBefore
-			b.cpu += time.Duration(after.UTime+after.STime-before.UTime-before.STime) * time.Second / clockTicks
+			cpu := time.Duration(after.UTime+after.STime-before.UTime-before.STime) * time.Second / clockTicks
+			b.cpu += cpu
+			b.roundPerPod = append(b.roundPerPod, cpu/time.Duration(max(len(hooked), 1)))
 			rss, _ := procinfo.StatusValue(hook.cmd.Process.Pid, "VmHWM")
 			b.rssKiB = max(b.rssKiB, int(rss))
 			b.hooked, b.plain, b.errs, b.form = append(b.hooked, hooked...), append(b.plain, plain...), append(b.errs, errs...), form
@@ -193,9 +201,10 @@ func TestWebhookScale(t *testing.T) {
 			percentile(b.plain, 99), b.cpu, b.cpu/time.Duration(injected), b.calls/float64(injected), perPod,
 			b.form, b.rssKiB, len(b.errs))
 		t.Logf("E2E_TIMING webhook_scale build=%s n=%d clients=%d cpu_us=%d injected=%d calls_per_pod=%.2f connections_per_pod=%.3f "+
-			"peak_rss_kib=%d errors=%d gomaxprocs=%d form=%s body_le=%s hooked_us=%s plain_us=%s",
+			"peak_rss_kib=%d errors=%d gomaxprocs=%d form=%s body_le=%s hooked_us=%s plain_us=%s round_cpu_per_pod_us=%s",
 			b.name, len(b.hooked)+len(b.plain), clients, b.cpu.Microseconds(), len(b.hooked), b.calls/float64(injected),
-			perPod, b.rssKiB, len(b.errs), runtime.GOMAXPROCS(0), b.form, cmp.Or(b.bodyLE, "none"), micros(b.hooked), micros(b.plain))
+			perPod, b.rssKiB, len(b.errs), runtime.GOMAXPROCS(0), b.form, cmp.Or(b.bodyLE, "none"), micros(b.hooked), micros(b.plain),
+			micros(b.roundPerPod))
 	}
 }
 
