@@ -50,7 +50,9 @@ func (c *Config) reviewJob(req *admissionv1.AdmissionRequest) (resp *admissionv1
 		log.Debug("the Job's template records its exit-code rules already", "rules", rules)
 		return resp, unchanged, reasonRecordedAlready
 	}
-	setPatch(resp, ops, log)
+	if err := setPatch(resp, ops); err != nil {
+		log.Error("the patch could not be written", "err", err)
+	}
 	if resp.Patch == nil {
 		return resp, skipped, reasonInternal
 	}

@@ -139,12 +139,18 @@ func (c *Config) reviewDecoded(ctx context.Context, req *admissionv1.AdmissionRe
 
 func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest, obj inject.Parsed) (resp *admissionv1.AdmissionResponse, o outcome, class string) {
 	resp = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	log := c.Log.With("uid", string(req.UID), "namespace", req.Namespace, "name", req.Name)
+	// Every line says which request (and, once read, which Pod) it is
+	// about. The attributes go with each line rather than into a logger
+	// (slog's With formats them at once, for every request, whether a line
+	// follows or not); log is one with them, for the rarer lines.
+	who := []any{"uid", string(req.UID), "namespace", req.Namespace, "name", req.Name}
+	with := func(args ...any) []any { return append(who[:len(who):len(who)], args...) }
+	log := func() *slog.Logger { return c.Log.With(who...) }
 	var pod *corev1.Pod
 	defer func() {
 		if p := recover(); p != nil {
-			log.Error("panic while reviewing a Pod", "panic", p, "stack", string(debug.Stack()))
-			resp, o, class = c.answer(req.UID, nil, pod, fail(reasonInternal, fmt.Errorf("job-signal-webhook failed: %v", p)), log)
+			log().Error("panic while reviewing a Pod", "panic", p, "stack", string(debug.Stack()))
+			resp, o, class = c.answer(req.UID, nil, pod, fail(reasonInternal, fmt.Errorf("job-signal-webhook failed: %v", p)), log())
 		}
 	}()
 	if req.Kind.Kind != "Pod" || req.Kind.Group != "" || req.Operation != admissionv1.Create {
@@ -152,39 +158,41 @@ func (c *Config) review(ctx context.Context, req *admissionv1.AdmissionRequest, 
 	}
 	pod, obj, err := readPod(req.Object.Raw, obj)
 	if err != nil {
-		return c.answer(req.UID, nil, nil, fail(reasonUnreadable, fmt.Errorf("cannot read the Pod: %w", err)), log)
+		return c.answer(req.UID, nil, nil, fail(reasonUnreadable, fmt.Errorf("cannot read the Pod: %w", err)), log())
 	}
 	if ok, class, why := Decide(pod); !ok {
-		log.Debug("not injected", "reason", why)
+		c.Log.Debug("not injected", with("reason", why)...)
 		return resp, unchanged, class
 	}
 	if !needsJobSignal(pod) { // the rule the registration and the busy path apply
-		log.Debug("not injected", "reason", "one container, or restartPolicy Always: it cannot need job-signal")
+		c.Log.Debug("not injected", with("reason", "one container, or restartPolicy Always: it cannot need job-signal")...)
 		return resp, unchanged, reasonNothingToDo
 	}
-	log = log.With("pod", cmp.Or(pod.Name, pod.GenerateName+"*"))
+	who = with("pod", cmp.Or(pod.Name, pod.GenerateName+"*"))
 	if inject.HandWired(&pod.Spec, pod.Annotations) {
-		log.Info("left as it is: job-signal was added to it by hand")
+		c.Log.Info("left as it is: job-signal was added to it by hand", who...)
 		return resp, unchanged, reasonHandWired
 	}
 	m, nothing, err := c.mutate(ctx, req.Namespace, req.Object.Raw, obj, pod)
 	switch {
 	case err != nil:
-		return c.answer(req.UID, req.Object.Raw, pod, err, log)
+		return c.answer(req.UID, req.Object.Raw, pod, err, log())
 	case nothing != "":
-		log.Debug("not injected", "reason", nothing)
+		c.Log.Debug("not injected", with("reason", nothing)...)
 		return resp, unchanged, reasonNothingToDo
 	}
 	if len(m.ops) == 0 { // injected already: the API server's second call, after other admission plugins
-		log.Debug("injected", "warnings", len(m.warnings), "changes", 0)
+		c.Log.Debug("injected", with("warnings", len(m.warnings), "changes", 0)...)
 	} else {
-		log.Info("injected", "form", string(m.form), "reason", oneLine(m.why, maxReason), "class", string(m.class), "warnings", len(m.warnings))
+		c.Log.Info("injected", with("form", string(m.form), "reason", oneLine(m.why, maxReason), "class", string(m.class), "warnings", len(m.warnings))...)
 		c.Metrics.injectedForm(m.form, m.class)
 	}
 	for _, w := range m.warnings {
 		resp.Warnings = append(resp.Warnings, oneLine("job-signal: "+w, maxReason))
 	}
-	setPatch(resp, m.ops, log)
+	if err := setPatch(resp, m.ops); err != nil {
+		log().Error("the patch could not be written", "err", err)
+	}
 	return resp, injected, reasonNone
 }
 
@@ -212,21 +220,24 @@ func (c *Config) answer(uid types.UID, raw []byte, pod *corev1.Pod, err error, l
 		if annotationsSize(pod.Annotations)+len(inject.AnnotationSkipped)+len(reason) > totalAnnotationLimit {
 			log.Warn("the reason is not recorded in the Pod: its annotations are at the API server's limit")
 		} else {
-			setPatch(resp, inject.AnnotateOps(raw, inject.AnnotationSkipped, reason), log)
+			if err := setPatch(resp, inject.AnnotateOps(raw, inject.AnnotationSkipped, reason)); err != nil {
+				log.Error("the patch could not be written", "err", err)
+			}
 		}
 	}
 	return resp, skipped, f.class
 }
 
-func setPatch(resp *admissionv1.AdmissionResponse, patch []inject.Op, log *slog.Logger) {
+// setPatch sets patch as resp's, or says why it could not be written.
+func setPatch(resp *admissionv1.AdmissionResponse, patch []inject.Op) error {
 	if len(patch) == 0 {
-		return
+		return nil
 	}
 	raw, err := inject.Patch(patch)
 	if err != nil {
-		log.Error("the patch could not be written", "err", err)
-		return
+		return err
 	}
 	pt := admissionv1.PatchTypeJSONPatch
 	resp.Patch, resp.PatchType = raw, &pt
+	return nil
 }
