@@ -33,7 +33,9 @@ func TestInjectedLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
 		t.Fatal(err)
 	}
-	var review struct{ Request struct{ UID, Namespace, Name string } }
+	var review struct {
+		Request struct{ UID, Namespace, Name string }
+	}
 	if err := json.Unmarshal(body, &review); err != nil {
 		t.Fatal(err)
 	}
