@@ -57,8 +57,8 @@ func scanReview(body []byte) (r decodedReview, ok bool) {
 	var object []byte
 	cutAlready := false // object is without its managedFields already
 	requests, objects := 0, 0
-	// member decodes the value at the scanner into v as encoding/json
-	// does (setMember), or (v nil) checks that it is JSON.
+	// member decodes the value at the scanner into v with encoding/json,
+	// or (v nil) checks that it is JSON.
 	member := func(v any) error {
 		s.Peek()
 		from := s.Offset()
@@ -73,7 +73,7 @@ func scanReview(body []byte) (r decodedReview, ok bool) {
 			}
 			return nil
 		}
-		return setMember(span, v)
+		return json.Unmarshal(span, v)
 	}
 	// The review's members, each with where it goes; the request is read
 	// member by member instead (nil).
