@@ -36,8 +36,9 @@ func (b *bench) webhookScale() error {
 		// 6,000 creations in six rounds per build, in turns, 500 injected
 		// per build and round (50 of /proc's 10 ms ticks and more), the
 		// figure the median round: the machine's drift moved a figure
-		// summed over two rounds by a quarter from one run to the next, more
-		// than a change to the webhook does.
+		// summed over two rounds from one run to the next by more than a
+		// change to the webhook does (the commit that made it six says by
+		// how much).
 		pods, jobs, hostile := b.runs(6000), max(b.runs(50), 50), b.runs(1000)
 		env := []string{"E2E_K8S_VERSION=" + v.Kube, fmt.Sprintf("E2E_WEBHOOK_SCALE_PODS=%d", pods), "E2E_WEBHOOK_SCALE_ROUNDS=" + strconv.Itoa(scaleRounds),
 			fmt.Sprintf("E2E_WEBHOOK_KILL_JOBS=%d", jobs), fmt.Sprintf("E2E_WEBHOOK_HOSTILE_PODS=%d", hostile)}
