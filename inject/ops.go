@@ -126,21 +126,21 @@ func Patch(ops []Op) ([]byte, error) {
 // appendJSON appends what MarshalJSON writes, as json.Marshal writes it.
 func (o Op) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"op":`...)
-	b = appendString(b, o.Op)
+	b = AppendString(b, o.Op)
 	switch o.Op {
 	case "remove":
 	case "move":
 		b = append(b, `,"from":`...)
-		b = appendString(b, o.From)
+		b = AppendString(b, o.From)
 	default:
 		b = append(b, `,"path":`...)
-		b = appendString(b, o.Path)
+		b = AppendString(b, o.Path)
 		b = append(b, `,"value":`...)
 		b, err := appendValue(b, o.Value)
 		return append(b, '}'), err
 	}
 	b = append(b, `,"path":`...)
-	b = appendString(b, o.Path)
+	b = AppendString(b, o.Path)
 	return append(b, '}'), nil
 }
 
@@ -156,7 +156,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, m.Key)
+			b = AppendString(b, m.Key)
 			b = append(b, ':')
 			if b, err = appendValue(b, m.Value); err != nil {
 				return nil, err
@@ -186,7 +186,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = AppendString(b, k)
 			b = append(b, ':')
 			if b, err = appendValue(b, v[k]); err != nil {
 				return nil, err
@@ -194,7 +194,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, '}'), nil
 	case string:
-		return appendString(b, v), nil
+		return AppendString(b, v), nil
 	case bool:
 		return strconv.AppendBool(b, v), nil
 	case nil:
@@ -207,9 +207,9 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	return append(b, j...), nil
 }
 
-// appendString appends s as json.Marshal writes a string: as it is
+// AppendString appends s as json.Marshal writes a string: as it is
 // when it holds nothing json.Marshal escapes (most names and paths).
-func appendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			j, _ := json.Marshal(s) // a string always marshals
