@@ -77,7 +77,7 @@ func (b *bench) previousWebhook() (bin, name, why string) {
 
 var (
 	scaleLine = regexp.MustCompile(`E2E_TIMING webhook_scale build=(\w+) n=(\d+) clients=(\d+) cpu_us=(\d+) injected=(\d+) calls_per_pod=([0-9.]+) ` +
-		`connections_per_pod=(-?[0-9.]+) peak_rss_kib=(\d+) errors=(\d+) gomaxprocs=\d+ form=(\w*) body_le=(\S+) hooked_us=\[([0-9 ]*)\] plain_us=\[([0-9 ]*)\]` +
+		`connections_per_pod=(-?[0-9.]+) peak_rss_kib=(\d+) errors=(\d+) gomaxprocs=(\d+) form=(\w*) body_le=(\S+) hooked_us=\[([0-9 ]*)\] plain_us=\[([0-9 ]*)\]` +
 		` round_cpu_per_pod_us=\[([0-9 ]*)\]`)
 	killLine    = regexp.MustCompile(`E2E_TIMING webhook_kill jobs=(\d+) pods=(\d+) refusals=map\[(.*)\]`)
 	hostileLine = regexp.MustCompile(`E2E_TIMING webhook_hostile held=(\d+) clients=(\d+) goroutines_calm=(\d+) goroutines_attack=(\d+) ` +
@@ -93,6 +93,7 @@ type scaleRun struct {
 	form, bodyLE            string
 	hooked, alone           row
 	rounds                  []time.Duration // CPU per injected Pod, round by round
+	procs                   int             // the webhook's GOMAXPROCS
 }
 
 func (r scaleRun) perPod() time.Duration { return r.cpu / time.Duration(max(r.injected, 1)) }
@@ -108,9 +109,9 @@ func scaleRuns(output []byte) map[string]scaleRun {
 	for _, m := range scaleLine.FindAllSubmatch(output, -1) {
 		num := func(i int) int { n, _ := strconv.Atoi(string(m[i])); return n }
 		runs[string(m[1])] = scaleRun{clients: num(3), cpu: time.Duration(num(4)) * time.Microsecond, injected: num(5),
-			calls: string(m[6]), connections: string(m[7]), rss: int64(num(8)) << 10, errs: num(9), form: string(m[10]), bodyLE: string(m[11]),
-			hooked: newRow("", parseDurations(string(m[12]), time.Microsecond)), alone: newRow("", parseDurations(string(m[13]), time.Microsecond)),
-			rounds: parseDurations(string(m[14]), time.Microsecond)}
+			calls: string(m[6]), connections: string(m[7]), rss: int64(num(8)) << 10, errs: num(9), procs: num(10), form: string(m[11]), bodyLE: string(m[12]),
+			hooked: newRow("", parseDurations(string(m[13]), time.Microsecond)), alone: newRow("", parseDurations(string(m[14]), time.Microsecond)),
+			rounds: parseDurations(string(m[15]), time.Microsecond)}
 	}
 	return runs
 }
@@ -142,16 +143,16 @@ func (b *bench) scaleRows(kube string, output []byte, refName, why string) error
 
 	perPod, rounds := this.median()
 	cpuRow := row{name: prefix + "the webhook's CPU per injected Pod (every call)", runs: this.injected,
-		value: fmt.Sprintf("median round %s (rounds: %s; all: %s for %d Pods, %s per Pod; %s calls and %s connections per Pod, form %s)",
-			human(perPod), rounds, human(this.cpu), this.injected, human(this.perPod()), this.calls, this.connections, this.form),
+		value: fmt.Sprintf("median round %s (rounds: %s; all: %s for %d Pods, %s per Pod; %s calls and %s connections per Pod, form %s, GOMAXPROCS %d)",
+			human(perPod), rounds, human(this.cpu), this.injected, human(this.perPod()), this.calls, this.connections, this.form, this.procs),
 		target: "≤ " + human(scaleCPUTarget)}
 	cpuRow.check = func(row) (string, bool) {
 		return fmt.Sprintf("%.2f× the target", ratio(perPod, scaleCPUTarget)), perPod <= scaleCPUTarget
 	}
 	if prev, ok := runs["reference"]; ok {
 		median, rounds := prev.median()
-		cpuRow.reference = fmt.Sprintf("%s's build, same run, in turns: median round %s (rounds: %s; all: %s per Pod, %d Pods, form %s)",
-			refName, human(median), rounds, human(prev.perPod()), prev.injected, prev.form)
+		cpuRow.reference = fmt.Sprintf("%s's build, same run, in turns: median round %s (rounds: %s; all: %s per Pod, %d Pods, form %s, GOMAXPROCS %d)",
+			refName, human(median), rounds, human(prev.perPod()), prev.injected, prev.form, prev.procs)
 	} else {
 		cpuRow.reference = refName + "'s build: " + cmpOr(why, "not measured")
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -66,6 +65,7 @@ func TestWebhookScale(t *testing.T) {
 		form               string
 		bodyLE             string          // the least bound of the body-time histogram that holds every body
 		roundPerPod        []time.Duration // CPU per injected Pod, round by round
+		procs              float64         // the webhook's GOMAXPROCS, from its metrics
 	}
 	builds := []*build{{name: "this", bin: filepath.Join(workBin(), "job-signal-webhook")}}
 	if profile := os.Getenv("E2E_WEBHOOK_CPU_PROFILE"); profile != "" {
@@ -161,6 +161,7 @@ func TestWebhookScale(t *testing.T) {
 				return hook.metric(t, `job_signal_webhook_admissions_total{outcome="injected",reason="none"}`)
 			}
 			connections := func() float64 { return hook.metric(t, "job_signal_webhook_connections_total") }
+			b.procs = hook.metric(t, "go_sched_gomaxprocs_threads")
 			callsBefore, connectionsBefore, bodiesBefore := injected(), connections(), hook.bodyTimes(t)
 			before, err := procfs.ReadStat(hook.cmd.Process.Pid)
 			if err != nil {
@@ -203,7 +204,7 @@ func TestWebhookScale(t *testing.T) {
 		t.Logf("E2E_TIMING webhook_scale build=%s n=%d clients=%d cpu_us=%d injected=%d calls_per_pod=%.2f connections_per_pod=%.3f "+
 			"peak_rss_kib=%d errors=%d gomaxprocs=%d form=%s body_le=%s hooked_us=%s plain_us=%s round_cpu_per_pod_us=%s",
 			b.name, len(b.hooked)+len(b.plain), clients, b.cpu.Microseconds(), len(b.hooked), b.calls/float64(injected),
-			perPod, b.rssKiB, len(b.errs), runtime.GOMAXPROCS(0), b.form, cmp.Or(b.bodyLE, "none"), micros(b.hooked), micros(b.plain),
+			perPod, b.rssKiB, len(b.errs), int(b.procs), b.form, cmp.Or(b.bodyLE, "none"), micros(b.hooked), micros(b.plain),
 			micros(b.roundPerPod))
 	}
 }

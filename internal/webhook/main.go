@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -126,28 +125,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-// softMemoryLimit is the Go runtime's soft memory limit unless GOMEMLIMIT
-// sets one: near it the collector works harder, so that the bounds on
-// requests in hand and on registry reads, which keep the live heap well
-// below it, bound the process's size too, not only its live heap.
-const softMemoryLimit = 40 << 20
-
-// gcPercent is the collector's GOGC unless GOGC sets one. Each admission
-// allocates much and keeps none of it, while the live heap (the API client, the
-// LimitRange cache, the metrics) is small: at Go's default of 100 the
-// collector runs every few dozen Pods, and BenchmarkServeMutate spends
-// less CPU per Pod at 400 (the figures are in the commit that set it).
-// softMemoryLimit, not this, bounds the process's size: without it
-// (GOMEMLIMIT set) the collector keeps Go's default.
-const gcPercent = 400
-
 func (c *Cmd) run(log *slog.Logger) error {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(softMemoryLimit)
-		if os.Getenv("GOGC") == "" { // only under the limit: alone it would let the heap grow fivefold
-			debug.SetGCPercent(gcPercent)
-		}
-	}
+	tuneRuntime(runtimeFor(os.Getenv))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	api, err := c.apiAccess(ctx, log)
