@@ -93,9 +93,18 @@ func LogAt(log *slog.Logger, at time.Time, level slog.Level, msg string, args ..
 // durationsAsText writes every duration as Go writes it ("5m0s"), in text
 // and JSON alike: slog's JSON handler would write nanoseconds. One
 // convention for every log line, whoever logs it.
+//
+// It also gives the level as the string it is written as: with a
+// ReplaceAttr, slog passes the level on as any value, which its JSON
+// handler then writes through encoding/json, on every line.
 func durationsAsText(_ []string, a slog.Attr) slog.Attr {
-	if a.Value.Kind() == slog.KindDuration {
+	switch a.Value.Kind() {
+	case slog.KindDuration:
 		a.Value = slog.StringValue(a.Value.Duration().String())
+	case slog.KindAny:
+		if l, ok := a.Value.Any().(slog.Level); ok {
+			a.Value = slog.StringValue(l.String())
+		}
 	}
 	return a
 }

@@ -184,3 +184,29 @@ func TestLogAt(t *testing.T) {
 		t.Errorf("record %v", rec)
 	}
 }
+
+// TestLoggerWritesAsSlog pins the logger's lines to those of slog's own
+// handlers, without a ReplaceAttr, byte for byte: the level as its name
+// and every other value as slog writes it; only durations differ, as Go
+// writes them.
+func TestLoggerWritesAsSlog(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
+	levels := []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError, slog.LevelInfo + 2, slog.LevelError + 4}
+	for _, format := range []string{"json", "text"} {
+		for _, level := range levels {
+			var got, want bytes.Buffer
+			hopts := &slog.HandlerOptions{Level: slog.LevelDebug}
+			var plain slog.Handler = slog.NewTextHandler(&want, hopts)
+			if format == "json" {
+				plain = slog.NewJSONHandler(&want, hopts)
+			}
+			log := LogOptions{LogFormat: format, LogLevel: "debug"}.Logger(&got, "job-signal")
+			args := []any{"uid", "3f0c\"6a52", "n", 3, "ok", true, "level", "not the level", "took", 1500 * time.Millisecond}
+			LogAt(log, at, level, "a line", args...)
+			LogAt(slog.New(plain).With("prog", "job-signal"), at, level, "a line", append(args[:len(args)-2:len(args)-2], "took", "1.5s")...)
+			if got.String() != want.String() {
+				t.Errorf("%s, level %v:\n got  %s\n want %s", format, level, got.String(), want.String())
+			}
+		}
+	}
+}
