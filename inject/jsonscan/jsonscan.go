@@ -367,14 +367,21 @@ func (s *Scanner) escape() rune {
 		return '\t'
 	case 'u':
 		r := s.hex4()
-		if utf16.IsSurrogate(r) {
-			if next, _ := s.r.Peek(2); string(next) == `\u` {
-				s.r.Discard(2)
-				return utf16.DecodeRune(r, s.hex4())
-			}
-			return utf8.RuneError
+		if !utf16.IsSurrogate(r) {
+			return r
 		}
-		return r
+		// A surrogate pairs with the escape that follows only if the two
+		// make a rune; otherwise it stands for U+FFFD and what follows is
+		// read on its own, as encoding/json reads it.
+		if next, _ := s.r.Peek(6); len(next) == 6 && string(next[:2]) == `\u` {
+			if low, err := strconv.ParseUint(string(next[2:]), 16, 16); err == nil {
+				if pair := utf16.DecodeRune(r, rune(low)); pair != utf8.RuneError {
+					s.r.Discard(6)
+					return pair
+				}
+			}
+		}
+		return utf8.RuneError
 	}
 	s.Fail(ErrJSON)
 	return utf8.RuneError

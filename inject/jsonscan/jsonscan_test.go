@@ -48,6 +48,9 @@ func TestStr(t *testing.T) {
 			`"` + strings.Repeat("é", MaxShort/2+1) + `"`,
 			`"` + strings.Repeat(`\t`, MaxShort+1) + `"`,
 			`null`,
+			// Lone and broken surrogates, each as encoding/json reads it:
+			// U+FFFD, and what follows read on its own.
+			`"\ud800\u0041"`, `"\ud800\ud800\udc00"`, `"\udc00x"`, `"\ud83d"`, `"\ud83d\n"`,
 		} {
 			s := New(strings.NewReader(in+`,`), size)
 			got := s.Str()
