@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,10 +28,14 @@ import (
 //   - unset (TerminatingOrFailed, the default without a podFailurePolicy):
 //     a Pod deleted before it Succeeded counts as failed, at the moment of
 //     deletion, even though it then ends Succeeded: with backoffLimit 0 the
-//     Job fails (BackoffLimitExceeded).
+//     Job fails (BackoffLimitExceeded). The moment is the controller's
+//     first sync after the deletion (its batch period, then its queue), so
+//     main takes mainWindDown to finish after TERM: a controller that syncs
+//     only once the Pod has Succeeded counts it succeeded.
 //   - Failed: the controller waits for the Pod's terminal phase and counts
 //     what it is; the Pod Succeeded, so the Job is Complete.
 func TestDeletePodWhileMainRuns(t *testing.T) {
+	const mainWindDown = 5 // seconds main takes after TERM
 	t.Parallel()
 	for _, tc := range []struct {
 		name        string
@@ -45,11 +50,11 @@ func TestDeletePodWhileMainRuns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := newSpace(t, "delete-pod")
-			const grace = 20
+			const grace = 20 // seconds; well above mainWindDown and the sidecars' stop
 			w := wrapped{
 				name:  "deleted",
 				grace: grace,
-				main: []string{"sh", "-c", `trap 'echo main got TERM; sleep 1; echo main exiting; exit 0' TERM; ` +
+				main: []string{"sh", "-c", `trap 'echo main got TERM; sleep ` + strconv.Itoa(mainWindDown) + `; echo main exiting; exit 0' TERM; ` +
 					`echo main working; while true; do sleep 1 & wait $!; done`},
 				sidecars: []sidecar{
 					{name: "proxy", flags: []string{"--stop-after=agent"}, command: []string{"sh", "-c", termSidecar}},
