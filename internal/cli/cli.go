@@ -67,7 +67,7 @@ type LogOptions struct {
 func (o LogOptions) Logger(w io.Writer, program string) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(o.LogLevel))
-	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: durationsAsText}
+	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: valuesAsText}
 	var h slog.Handler
 	if o.LogFormat == "json" {
 		h = slog.NewJSONHandler(w, hopts)
@@ -90,14 +90,14 @@ func LogAt(log *slog.Logger, at time.Time, level slog.Level, msg string, args ..
 	_ = log.Handler().Handle(ctx, r) // as slog.Logger.Log does: a handler's error is not the caller's
 }
 
-// durationsAsText writes every duration as Go writes it ("5m0s"), in text
+// valuesAsText writes every duration as Go writes it ("5m0s"), in text
 // and JSON alike: slog's JSON handler would write nanoseconds. One
 // convention for every log line, whoever logs it.
 //
 // It also gives the level as the string it is written as: with a
 // ReplaceAttr, slog passes the level on as any value, which its JSON
 // handler then writes through encoding/json, on every line.
-func durationsAsText(_ []string, a slog.Attr) slog.Attr {
+func valuesAsText(_ []string, a slog.Attr) slog.Attr {
 	switch a.Value.Kind() {
 	case slog.KindDuration:
 		a.Value = slog.StringValue(a.Value.Duration().String())
