@@ -32,14 +32,6 @@ var podKinds = map[string][]string{
 	"CronJob": {"spec", "jobTemplate", "spec", "template"},
 }
 
-// ours says whether apiVersion is Kubernetes' own group for kind.
-func ours(kind, apiVersion string) bool {
-	if kind == "Pod" {
-		return apiVersion == "v1" || apiVersion == ""
-	}
-	return apiVersion == "" || strings.HasPrefix(apiVersion, "batch/")
-}
-
 // findTemplates returns the Pod templates of the object v (a Job,
 // CronJob, Pod or a List of them), and notes for kinds passed through;
 // implied is the kind of an item of a typed list.
@@ -61,8 +53,12 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 		where = fmt.Sprintf("%s (%s)", where, label)
 	}
 	path, isPod := podKinds[kind]
+	ours := apiVersion == "" || strings.HasPrefix(apiVersion, "batch/") // Kubernetes' own group for kind
+	if kind == "Pod" {
+		ours = apiVersion == "" || apiVersion == "v1"
+	}
 	switch {
-	case isPod && !ours(kind, apiVersion):
+	case isPod && !ours:
 		return nil, []string{fmt.Sprintf("%s: left unchanged: apiVersion %s is not Kubernetes' own %s", where, shown(apiVersion), kind)}, nil
 	case isPod:
 	case strings.HasSuffix(kind, "List"):
@@ -160,9 +156,4 @@ func exitCodeRules(jobSpec map[string]any) (string, error) {
 func scalar(obj map[string]any, key string) string {
 	s, _ := obj[key].(string)
 	return s
-}
-
-// nodeArch is the template's nodeSelector kubernetes.io/arch, if any.
-func nodeArch(obj map[string]any) string {
-	return scalar(mapValue(mapValue(obj, "spec"), "nodeSelector"), "kubernetes.io/arch")
 }
