@@ -9,7 +9,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Limits on what inject reads: the API server takes objects up to 3 MiB.
@@ -146,19 +147,11 @@ func absoluteLines(d *document, err error) string {
 // returns their errors in order.
 func forEach(n int, f func(i int) error) []error {
 	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				errs[i] = f(i)
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range n {
-		next <- i
+		g.Go(func() error { errs[i] = f(i); return nil })
 	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 	return errs
 }
