@@ -194,9 +194,6 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 
 // applyAll writes the changes of a document's templates into its bytes.
 func applyAll(p *parsed) (string, error) {
-	if !p.changes() {
-		return p.doc.raw, nil
-	}
 	root, err := parseDocument(p.doc)
 	if err != nil {
 		return "", err

@@ -77,15 +77,12 @@ func (p *parsed) appliedOps() []inject.Op {
 // already (inject again), which uninject of the output must give; of any
 // other input the input itself.
 func undoInput(d *document) string {
-	v, err := decode(d, true)
-	if err != nil {
-		return d.raw
+	if v, err := decode(d, true); err == nil {
+		if text, _, err := undo(d, v); err == nil {
+			return text
+		}
 	}
-	text, _, err := undo(d, v)
-	if err != nil {
-		return d.raw
-	}
-	return text
+	return d.raw
 }
 
 // cannotEdit is the one-line refusal of a layout the editor gets wrong.
@@ -100,7 +97,7 @@ func cannotEdit(d *document, why string) error {
 // undo is uninject of an edited document whose meaning is v, and its ops.
 func undo(d *document, v any) (string, []inject.Op, error) {
 	p, _, err := parseDecoded(d, v, nil)
-	if err != nil || p == nil {
+	if err != nil || p == nil || !p.changes() {
 		return d.raw, nil, err
 	}
 	text, err := applyAll(p)
