@@ -220,12 +220,11 @@ func applyAll(p *parsed) (string, error) {
 	return ed.finish(), nil
 }
 
-// images are image configurations by platform, then by image.
-type images map[resolve.Platform]map[string]inject.ImageConfig
-
 // lookUp finds the ENTRYPOINT, CMD and STOPSIGNAL of every image some
-// template needs, each image once, concurrently, within opts.Timeout.
-func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
+// template needs, by platform, then by image: each image once,
+// concurrently, within opts.Timeout; offline, only what the known-sidecar
+// table holds of it.
+func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[resolve.Platform]map[string]inject.ImageConfig, error) {
 	type lookup struct {
 		cfg inject.ImageConfig
 		err error
@@ -248,21 +247,18 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
 		}
 	}
 	wg.Wait()
-	found := images{}
+	found := map[resolve.Platform]map[string]inject.ImageConfig{}
 	var errs []error
 	for _, p := range pods {
 		for _, n := range p.plan.Needs() {
-			l := lookups[key{p.platform, n.Image}]
+			l, known := lookups[key{p.platform, n.Image}], true
 			if opts.Offline {
-				// Offline, only what the known-sidecar table holds of the image.
-				cfg, ok := inject.KnownImage(n)
-				if !ok {
-					errs = append(errs, offlineRefusal(p, n))
-					continue
-				}
-				l = &lookup{cfg: cfg}
+				l = &lookup{}
+				l.cfg, known = inject.KnownImage(n)
 			}
 			switch {
+			case !known:
+				errs = append(errs, offlineRefusal(p, n))
 			case l.err != nil:
 				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %s", p.where, n.Container, inject.OneLine(l.err.Error(), inject.MaxReason)))
 			case found[p.platform] == nil:
