@@ -38,7 +38,7 @@ func verify(p *parsed, text string, injecting bool) error {
 	if err != nil {
 		return cannotEdit(p.doc, "its result would not read back: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
-	if at, differ := difference(want, got, ""); differ {
+	if at, differ := difference(want, got); differ {
 		return cannotEdit(p.doc, "its result would read differently at "+at)
 	}
 	if !injecting {
@@ -58,7 +58,7 @@ func verify(p *parsed, text string, injecting bool) error {
 	// make of the output's meaning.
 	if want, err := inject.ApplyDecoded(got, undone); err != nil {
 		return cannotEdit(p.doc, "uninject could not undo it: "+oneLine(err))
-	} else if at, differ := difference(want, p.value, ""); differ {
+	} else if at, differ := difference(want, p.value); differ {
 		return cannotEdit(p.doc, "uninject would refuse to undo it: the input would read differently at "+at)
 	}
 	return nil
@@ -110,13 +110,11 @@ func (p *parsed) changes() bool {
 }
 
 // difference finds where two decoded values differ, as a JSON Pointer
-// after at (built only on the way out of a difference). Numbers are
-// equal when their values are.
-func difference(a, b any, at string) (string, bool) {
-	if path, differ := differs(a, b); differ {
-		return orRoot(at + path), true
-	}
-	return "", false
+// (built only on the way out of a difference). Numbers are equal when
+// their values are.
+func difference(a, b any) (string, bool) {
+	path, differ := differs(a, b)
+	return orRoot(path), differ
 }
 
 func differs(a, b any) (string, bool) {
