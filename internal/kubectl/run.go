@@ -160,7 +160,8 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		}
 		return err
 	})
-	a := &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
+	ranges := map[string][]corev1.LimitRange{} // read, by namespace
+	installs := false                          // some template gets the install container (native sidecars do not)
 	for i, p := range pods {
 		if errs[i] != nil {
 			errs[i] = fmt.Errorf("%s: %w", p.where, errs[i])
@@ -175,7 +176,8 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		if mode := opts.Target.Mode; opts.TargetNote == "" && mode != "" && mode != inject.ModePair && len(p.ops) > 0 && results[i].Reason != "" {
 			fmt.Fprintf(stderr, "note: %s: %s\n", p.where, results[i].Reason)
 		}
-		if err := a.check(p); err != nil {
+		installs = installs || len(p.ops) > 0 && p.form != inject.FormNative
+		if err := admit(ctx, p, opts, ranges); err != nil {
 			errs[i] = fmt.Errorf("%s: %w", p.where, err)
 		}
 	}
@@ -185,7 +187,7 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	if opts.TargetNote != "" && slices.ContainsFunc(pods, func(p *pod) bool { return len(p.ops) > 0 }) {
 		fmt.Fprintln(stderr, "note:", opts.TargetNote)
 	}
-	if a.changed && opts.LimitRanges == nil && opts.Unchecked != "" {
+	if installs && opts.LimitRanges == nil && opts.Unchecked != "" {
 		fmt.Fprintf(stderr, "note: LimitRanges not checked (%s): where one has a min, a max or a maxLimitRequestRatio that the %s init container's resources do not meet, the API server refuses these Pods\n",
 			opts.Unchecked, inject.InitContainer)
 	}
