@@ -73,7 +73,7 @@ func parseDecoded(d *document, v any, target *inject.Target) (*parsed, []string,
 func decode(d *document, strict bool) (any, error) {
 	if d.json && strict {
 		_, v, err := readJSON(d.raw)
-		return v, jsonError(d, err)
+		return v, lineError(d, "", err)
 	}
 	if d.json {
 		v, err := decodeValue([]byte(d.raw))
@@ -192,19 +192,11 @@ func yamlError(d *document, err error) error {
 	var root yaml.Node
 	if strings.Contains(msg, "excessive aliasing") && yaml.Unmarshal([]byte(d.raw), &root) == nil {
 		if err := checkAliases(&root); err != nil {
-			return fmt.Errorf("%s: %s", d, absoluteLines(d, err))
+			return lineError(d, "", err)
 		}
 	}
 	msg = strings.ReplaceAll(strings.TrimPrefix(msg, "yaml: unmarshal errors:\n  "), "\n", ";")
-	return fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, errors.New(msg)))
-}
-
-// jsonError names the line of an error about d in the whole input.
-func jsonError(d *document, err error) error {
-	if err != nil {
-		return fmt.Errorf("%s: %s", d, absoluteLines(d, err))
-	}
-	return nil
+	return lineError(d, "malformed YAML: ", errors.New(msg))
 }
 
 // twice refuses a key (quoted as the reader quotes it) twice in one

@@ -134,13 +134,16 @@ func writeDocuments(docs []*document) []byte {
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
-// absoluteLines rewrites "line N" of a YAML error about d as a line of the
-// whole input.
-func absoluteLines(d *document, err error) string {
-	return yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+// lineError is an error about d, after what, with its "line N" rewritten
+// as a line of the whole input; nil for none.
+func lineError(d *document, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s%s", d, what, yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
 		n, _ := strconv.Atoi(m[len("line "):])
 		return fmt.Sprintf("line %d", d.line+n-1)
-	})
+	}))
 }
 
 // forEach calls f(0) ... f(n-1), as many at once as there are CPUs, and

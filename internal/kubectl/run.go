@@ -124,7 +124,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 func parseDocument(d *document) (*node, error) {
 	if d.json {
 		n, _, err := readJSON(d.raw)
-		return n, jsonError(d, err)
+		return n, lineError(d, "", err)
 	}
 	var root yaml.Node
 	err := yaml.NewDecoder(strings.NewReader(d.raw)).Decode(&root)
@@ -132,13 +132,10 @@ func parseDocument(d *document) (*node, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, err))
+		return nil, lineError(d, "malformed YAML: ", err)
 	}
 	n, err := readYAML(d.raw, root.Content[0])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s", d, absoluteLines(d, err))
-	}
-	return n, nil
+	return n, lineError(d, "", err)
 }
 
 // injectAll looks up the images the templates need and decides each
