@@ -15,11 +15,9 @@ type template struct {
 	where  string         // "document 2 (line 14), Job nightly-export, spec.template"
 	obj    map[string]any // the object holding metadata and spec
 	prefix string         // its JSON Pointer in the document
-	// namespace is the object's metadata.namespace ("": the default one).
-	namespace string
-	// exitCodeRules: what the Job's podFailurePolicy judges by exit code
-	// (inject.ExitCodeRulesOf), for inject's Target.
-	exitCodeRules string
+	// The object's metadata.namespace ("": the default one), and what its
+	// Job's podFailurePolicy judges by exit code (inject.ExitCodeRulesOf).
+	namespace, exitCodeRules string
 }
 
 // neverComplete are the kinds whose Pods are restarted when they end.
