@@ -48,10 +48,12 @@ func verify(p *parsed, text string, injecting bool) error {
 	if err != nil {
 		return cannotEdit(p.doc, "uninject could not undo it: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
-	if back != p.doc.raw && back != undoInput(p.doc) {
-		return cannotEdit(p.doc, fmt.Sprintf("uninject would not give line %d back as it is", p.doc.line+firstDifferentLine(back, p.doc.raw)-1))
-	}
 	if back != p.doc.raw {
+		// An input that carries job-signal already (inject again): uninject
+		// of the output must give what uninject makes of the input.
+		if again, _, err := undo(p.doc, p.value); err != nil || back != again {
+			return cannotEdit(p.doc, fmt.Sprintf("uninject would not give line %d back as it is", p.doc.line+firstDifferentLine(back, p.doc.raw)-1))
+		}
 		return nil
 	}
 	// As uninject checks its own result: the input must mean what its ops
@@ -73,18 +75,6 @@ func (p *parsed) appliedOps() []inject.Op {
 	return ops
 }
 
-// undoInput is what uninject makes of an input that carries job-signal
-// already (inject again), which uninject of the output must give; of any
-// other input the input itself.
-func undoInput(d *document) string {
-	if v, err := decode(d, true); err == nil {
-		if text, _, err := undo(d, v); err == nil {
-			return text
-		}
-	}
-	return d.raw
-}
-
 // cannotEdit is the one-line refusal of a layout the editor gets wrong.
 func cannotEdit(d *document, why string) error {
 	layout := "block style"
@@ -94,7 +84,7 @@ func cannotEdit(d *document, why string) error {
 	return fmt.Errorf("%s: inject cannot edit this layout (%s); nothing was written: write command, args and the lists inject adds to (volumes, volumeMounts, initContainers) in %s", d, why, layout)
 }
 
-// undo is uninject of an edited document whose meaning is v, and its ops.
+// undo is uninject of a document whose meaning is v, and its ops.
 func undo(d *document, v any) (string, []inject.Op, error) {
 	p, _, err := parseDecoded(d, v, nil)
 	if err != nil || p == nil || !p.changes() {
