@@ -1,6 +1,7 @@
 package kubectl
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -38,10 +39,7 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 	if !isObject {
 		return nil, nil, nil // not an object: passed through
 	}
-	kind := scalar(root, "kind")
-	if kind == "" {
-		kind = implied
-	}
+	kind := cmp.Or(scalar(root, "kind"), implied)
 	apiVersion := scalar(root, "apiVersion")
 	name := scalar(mapValue(root, "metadata"), "name")
 	label := shown(strings.TrimSpace(kind + " " + name))
@@ -135,8 +133,8 @@ func mapValue(obj map[string]any, key string) map[string]any {
 // jobSpec; nil for a Pod) judges by exit code, as inject reads it. A
 // policy that is no PodFailurePolicy is an error, as the API server's.
 func exitCodeRules(jobSpec map[string]any) (string, error) {
-	v, ok := jobSpec["podFailurePolicy"]
-	if !ok || v == nil {
+	v := jobSpec["podFailurePolicy"]
+	if v == nil {
 		return "", nil
 	}
 	b, err := json.Marshal(v)
