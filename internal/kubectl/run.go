@@ -256,8 +256,12 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[resolve.Platfo
 				l.cfg, known = inject.KnownImage(n)
 			}
 			switch {
-			case !known:
-				errs = append(errs, offlineRefusal(p, n))
+			case !known: // saying so when native sidecars, which keep every command, would serve the Pod
+				err := fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %q: give the container a command", p.where, n.Container, n.Image)
+				if p.plan.NativeWouldServe() {
+					err = fmt.Errorf("%w; or, for a cluster with native sidecars (1.29 or later: --kube-version, or --mode native), native sidecars would serve this Pod and need no ENTRYPOINT", err)
+				}
+				errs = append(errs, err)
 			case l.err != nil:
 				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %s", p.where, n.Container, inject.OneLine(l.err.Error(), inject.MaxReason)))
 			case found[p.platform] == nil:
@@ -268,15 +272,4 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[resolve.Platfo
 		}
 	}
 	return found, errors.Join(errs...)
-}
-
-// offlineRefusal is the error for a container whose image would have to be
-// looked up, offline: saying so when native sidecars, which keep every
-// command as it is, would serve the Pod.
-func offlineRefusal(p *pod, n inject.Need) error {
-	err := fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %q: give the container a command", p.where, n.Container, n.Image)
-	if p.plan.NativeWouldServe() {
-		err = fmt.Errorf("%w; or, for a cluster with native sidecars (1.29 or later: --kube-version, or --mode native), native sidecars would serve this Pod and need no ENTRYPOINT", err)
-	}
-	return err
 }
