@@ -20,36 +20,26 @@ type LimitRangeReader func(ctx context.Context, namespace string) ([]corev1.Limi
 // apiTimeout bounds reading a namespace's LimitRanges.
 const apiTimeout = 30 * time.Second
 
-// admission checks each changed template as the API server will check
-// its Pods, by the webhook's rules: the install init container fitted
-// into the namespace's LimitRanges (when they can be read), the size of
-// the annotations.
-type admission struct {
-	ctx     context.Context
-	opts    *Options
-	ranges  map[string][]corev1.LimitRange // read, by namespace
-	changed bool                           // some template is changed
-}
-
-// check checks p's changes, and may fit the install container.
-func (a *admission) check(p *pod) error {
+// admit checks p's changes as the API server will check its Pods, by the
+// webhook's rules: the install init container fitted into the namespace's
+// LimitRanges (when they can be read; read holds those read, by
+// namespace), the size of the annotations.
+func admit(ctx context.Context, p *pod, opts *Options, read map[string][]corev1.LimitRange) error {
 	if len(p.ops) == 0 {
 		return nil
 	}
-	// Native sidecars have no install container to fit.
-	a.changed = a.changed || p.form != inject.FormNative
 	raw, before := p.raw, &p.before
 	defer func() { p.raw, p.before = nil, corev1.Pod{} }()
-	if a.opts.LimitRanges != nil {
-		namespace := cmp.Or(p.namespace, a.opts.Namespace, "default")
-		ranges, ok := a.ranges[namespace]
+	if opts.LimitRanges != nil {
+		namespace := cmp.Or(p.namespace, opts.Namespace, "default")
+		ranges, ok := read[namespace]
 		if !ok {
 			var err error
-			if ranges, err = a.opts.LimitRanges(a.ctx, namespace); err != nil {
+			if ranges, err = opts.LimitRanges(ctx, namespace); err != nil {
 				return fmt.Errorf("read the LimitRanges of namespace %s, to fit the %s init container into them: %s (check --kubeconfig and --context, or use --offline)",
 					namespace, inject.InitContainer, inject.OneLine(err.Error(), inject.MaxReason))
 			}
-			a.ranges[namespace] = ranges
+			read[namespace] = ranges
 		}
 		var err error
 		if p.ops, err = inject.FitLimitRanges(raw, before, p.ops, ranges); err != nil {

@@ -80,15 +80,12 @@ func (c *InjectCmd) Validate() error {
 	return err
 }
 
-// program is how people call the plugin, the name its help and errors use.
-const program = "kubectl job-signal"
-
 // Main runs the plugin with args (without the program name) and returns
 // its exit code: the front-end convention of every job-signal program
-// (cli.Main), with the plugin's own flags.
+// (cli.Main), with the plugin's own flags, named as people call it.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c CLI
-	return cli.Main(program, description, &c, args, stdout, stderr, nil, func(kctx *kong.Context) error {
+	return cli.Main("kubectl job-signal", description, &c, args, stdout, stderr, nil, func(kctx *kong.Context) error {
 		var err error
 		switch kctx.Command() {
 		case "version":

@@ -59,7 +59,8 @@ func parseDecoded(d *document, v any, target *inject.Target) (*parsed, []string,
 			errs = append(errs, fmt.Errorf("%s: %w", t.where, err))
 			continue
 		}
-		pd.platform = resolve.Platform{OS: "linux", Architecture: nodeArch(t.obj)}
+		arch := scalar(mapValue(mapValue(t.obj, "spec"), "nodeSelector"), "kubernetes.io/arch")
+		pd.platform = resolve.Platform{OS: "linux", Architecture: arch}
 		p.pods = append(p.pods, pd)
 	}
 	return p, notes, errors.Join(errs...)
@@ -69,33 +70,30 @@ func parseDecoded(d *document, v any, target *inject.Target) (*parsed, []string,
 // as sigs.k8s.io/yaml does. Strict, a key twice in one mapping is refused
 // (kubectl keeps the last, other readers the first). v is its meaning,
 // numbers as json.Number; nil for a document with nothing but comments.
-func decode(d *document, strict bool) (v any, err error) {
-	switch {
-	case d.json && strict:
-		_, v, err = readJSON(d.raw)
-		return v, jsonError(d, err)
-	case d.json:
-		v, err = decodeValue([]byte(d.raw))
-	default:
-		if v, err = yamlValue(kubectlText(d.raw), strict); err != nil {
-			return nil, yamlError(d, err)
+func decode(d *document, strict bool) (any, error) {
+	if d.json && strict {
+		_, v, err := readJSON(d.raw)
+		return v, lineError(d, "", err)
+	}
+	if d.json {
+		v, err := decodeValue([]byte(d.raw))
+		if err != nil {
+			return nil, fmt.Errorf("%s: malformed JSON: %w", d, err)
 		}
+		return v, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: malformed JSON: %w", d, err)
-	}
-	return v, nil
-}
-
-// kubectlText is a YAML document's text as kubectl hands it to the YAML
-// parser: apimachinery's YAMLReader ends every line with "\n", the last
-// and those that ended with "\r\n" too (TestDocumentsAsKubectl).
-func kubectlText(raw string) []byte {
-	text := strings.ReplaceAll(raw, "\r\n", "\n")
+	// As kubectl hands it to the YAML parser: apimachinery's YAMLReader ends
+	// every line with "\n", the last and those that ended with "\r\n" too
+	// (TestDocumentsAsKubectl).
+	text := strings.ReplaceAll(d.raw, "\r\n", "\n")
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	return []byte(text)
+	v, err := yamlValue([]byte(text), strict)
+	if err != nil {
+		return nil, yamlError(d, err)
+	}
+	return v, nil
 }
 
 // yamlValue reads YAML as sigs.k8s.io/yaml does for kubectl (yaml.v2,
@@ -194,19 +192,11 @@ func yamlError(d *document, err error) error {
 	var root yaml.Node
 	if strings.Contains(msg, "excessive aliasing") && yaml.Unmarshal([]byte(d.raw), &root) == nil {
 		if err := checkAliases(&root); err != nil {
-			return fmt.Errorf("%s: %s", d, absoluteLines(d, err))
+			return lineError(d, "", err)
 		}
 	}
 	msg = strings.ReplaceAll(strings.TrimPrefix(msg, "yaml: unmarshal errors:\n  "), "\n", ";")
-	return fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, errors.New(msg)))
-}
-
-// jsonError names the line of an error about d in the whole input.
-func jsonError(d *document, err error) error {
-	if err != nil {
-		return fmt.Errorf("%s: %s", d, absoluteLines(d, err))
-	}
-	return nil
+	return lineError(d, "malformed YAML: ", errors.New(msg))
 }
 
 // twice refuses a key (quoted as the reader quotes it) twice in one

@@ -9,7 +9,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Limits on what inject reads: the API server takes objects up to 3 MiB.
@@ -133,32 +134,27 @@ func writeDocuments(docs []*document) []byte {
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
-// absoluteLines rewrites "line N" of a YAML error about d as a line of the
-// whole input.
-func absoluteLines(d *document, err error) string {
-	return yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+// lineError is an error about d, after what, with its "line N" rewritten
+// as a line of the whole input; nil for none.
+func lineError(d *document, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s%s", d, what, yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
 		n, _ := strconv.Atoi(m[len("line "):])
 		return fmt.Sprintf("line %d", d.line+n-1)
-	})
+	}))
 }
 
 // forEach calls f(0) ... f(n-1), as many at once as there are CPUs, and
 // returns their errors in order.
 func forEach(n int, f func(i int) error) []error {
 	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				errs[i] = f(i)
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range n {
-		next <- i
+		g.Go(func() error { errs[i] = f(i); return nil })
 	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 	return errs
 }

@@ -111,7 +111,7 @@ func editDoc(t *testing.T, d *document, ops []inject.Op) (string, map[string]str
 	if err != nil {
 		t.Fatalf("the result does not read back: %v\n%s", err, text)
 	}
-	if at, differ := difference(want, got, ""); differ {
+	if at, differ := difference(want, got); differ {
 		t.Fatalf("the result reads differently at %s:\n%s", at, text)
 	}
 	return text, ed.kept, nil

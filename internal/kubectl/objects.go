@@ -1,6 +1,7 @@
 package kubectl
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -15,11 +16,9 @@ type template struct {
 	where  string         // "document 2 (line 14), Job nightly-export, spec.template"
 	obj    map[string]any // the object holding metadata and spec
 	prefix string         // its JSON Pointer in the document
-	// namespace is the object's metadata.namespace ("": the default one).
-	namespace string
-	// exitCodeRules: what the Job's podFailurePolicy judges by exit code
-	// (inject.ExitCodeRulesOf), for inject's Target.
-	exitCodeRules string
+	// The object's metadata.namespace ("": the default one), and what its
+	// Job's podFailurePolicy judges by exit code (inject.ExitCodeRulesOf).
+	namespace, exitCodeRules string
 }
 
 // neverComplete are the kinds whose Pods are restarted when they end.
@@ -32,14 +31,6 @@ var podKinds = map[string][]string{
 	"CronJob": {"spec", "jobTemplate", "spec", "template"},
 }
 
-// ours says whether apiVersion is Kubernetes' own group for kind.
-func ours(kind, apiVersion string) bool {
-	if kind == "Pod" {
-		return apiVersion == "v1" || apiVersion == ""
-	}
-	return apiVersion == "" || strings.HasPrefix(apiVersion, "batch/")
-}
-
 // findTemplates returns the Pod templates of the object v (a Job,
 // CronJob, Pod or a List of them), and notes for kinds passed through;
 // implied is the kind of an item of a typed list.
@@ -48,10 +39,7 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 	if !isObject {
 		return nil, nil, nil // not an object: passed through
 	}
-	kind := scalar(root, "kind")
-	if kind == "" {
-		kind = implied
-	}
+	kind := cmp.Or(scalar(root, "kind"), implied)
 	apiVersion := scalar(root, "apiVersion")
 	name := scalar(mapValue(root, "metadata"), "name")
 	label := shown(strings.TrimSpace(kind + " " + name))
@@ -61,8 +49,12 @@ func findTemplates(d *document, v any, where, pointer, implied string) (found []
 		where = fmt.Sprintf("%s (%s)", where, label)
 	}
 	path, isPod := podKinds[kind]
+	ours := apiVersion == "" || strings.HasPrefix(apiVersion, "batch/") // Kubernetes' own group for kind
+	if kind == "Pod" {
+		ours = apiVersion == "" || apiVersion == "v1"
+	}
 	switch {
-	case isPod && !ours(kind, apiVersion):
+	case isPod && !ours:
 		return nil, []string{fmt.Sprintf("%s: left unchanged: apiVersion %s is not Kubernetes' own %s", where, shown(apiVersion), kind)}, nil
 	case isPod:
 	case strings.HasSuffix(kind, "List"):
@@ -141,8 +133,8 @@ func mapValue(obj map[string]any, key string) map[string]any {
 // jobSpec; nil for a Pod) judges by exit code, as inject reads it. A
 // policy that is no PodFailurePolicy is an error, as the API server's.
 func exitCodeRules(jobSpec map[string]any) (string, error) {
-	v, ok := jobSpec["podFailurePolicy"]
-	if !ok || v == nil {
+	v := jobSpec["podFailurePolicy"]
+	if v == nil {
 		return "", nil
 	}
 	b, err := json.Marshal(v)
@@ -160,9 +152,4 @@ func exitCodeRules(jobSpec map[string]any) (string, error) {
 func scalar(obj map[string]any, key string) string {
 	s, _ := obj[key].(string)
 	return s
-}
-
-// nodeArch is the template's nodeSelector kubernetes.io/arch, if any.
-func nodeArch(obj map[string]any) string {
-	return scalar(mapValue(mapValue(obj, "spec"), "nodeSelector"), "kubernetes.io/arch")
 }

@@ -51,7 +51,7 @@ func checkInject(t *testing.T, input string, target ...inject.Target) bool {
 		t.Fatalf("kubectl reads %d objects from the output, %d from the input\n--- input\n%q\n--- output\n%q", len(got), len(want), input, out)
 	}
 	for i := range want {
-		if at, differ := difference(withoutKeptText(want[i]), withoutKeptText(got[i]), ""); differ {
+		if at, differ := difference(withoutKeptText(want[i]), withoutKeptText(got[i])); differ {
 			t.Fatalf("object %d reads differently at %s\n--- input\n%q\n--- output\n%q", i+1, at, input, out)
 		}
 	}

@@ -124,7 +124,7 @@ func Run(ctx context.Context, in io.Reader, out, stderr io.Writer, opts *Options
 func parseDocument(d *document) (*node, error) {
 	if d.json {
 		n, _, err := readJSON(d.raw)
-		return n, jsonError(d, err)
+		return n, lineError(d, "", err)
 	}
 	var root yaml.Node
 	err := yaml.NewDecoder(strings.NewReader(d.raw)).Decode(&root)
@@ -132,13 +132,10 @@ func parseDocument(d *document) (*node, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: malformed YAML: %s", d, absoluteLines(d, err))
+		return nil, lineError(d, "malformed YAML: ", err)
 	}
 	n, err := readYAML(d.raw, root.Content[0])
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s", d, absoluteLines(d, err))
-	}
-	return n, nil
+	return n, lineError(d, "", err)
 }
 
 // injectAll looks up the images the templates need and decides each
@@ -160,7 +157,8 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		}
 		return err
 	})
-	a := &admission{ctx: ctx, opts: opts, ranges: map[string][]corev1.LimitRange{}}
+	ranges := map[string][]corev1.LimitRange{} // read, by namespace
+	installs := false                          // some template gets the install container (native sidecars do not)
 	for i, p := range pods {
 		if errs[i] != nil {
 			errs[i] = fmt.Errorf("%s: %w", p.where, errs[i])
@@ -175,7 +173,8 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 		if mode := opts.Target.Mode; opts.TargetNote == "" && mode != "" && mode != inject.ModePair && len(p.ops) > 0 && results[i].Reason != "" {
 			fmt.Fprintf(stderr, "note: %s: %s\n", p.where, results[i].Reason)
 		}
-		if err := a.check(p); err != nil {
+		installs = installs || len(p.ops) > 0 && p.form != inject.FormNative
+		if err := admit(ctx, p, opts, ranges); err != nil {
 			errs[i] = fmt.Errorf("%s: %w", p.where, err)
 		}
 	}
@@ -185,7 +184,7 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 	if opts.TargetNote != "" && slices.ContainsFunc(pods, func(p *pod) bool { return len(p.ops) > 0 }) {
 		fmt.Fprintln(stderr, "note:", opts.TargetNote)
 	}
-	if a.changed && opts.LimitRanges == nil && opts.Unchecked != "" {
+	if installs && opts.LimitRanges == nil && opts.Unchecked != "" {
 		fmt.Fprintf(stderr, "note: LimitRanges not checked (%s): where one has a min, a max or a maxLimitRequestRatio that the %s init container's resources do not meet, the API server refuses these Pods\n",
 			opts.Unchecked, inject.InitContainer)
 	}
@@ -194,9 +193,6 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 
 // applyAll writes the changes of a document's templates into its bytes.
 func applyAll(p *parsed) (string, error) {
-	if !p.changes() {
-		return p.doc.raw, nil
-	}
 	root, err := parseDocument(p.doc)
 	if err != nil {
 		return "", err
@@ -223,12 +219,11 @@ func applyAll(p *parsed) (string, error) {
 	return ed.finish(), nil
 }
 
-// images are image configurations by platform, then by image.
-type images map[resolve.Platform]map[string]inject.ImageConfig
-
 // lookUp finds the ENTRYPOINT, CMD and STOPSIGNAL of every image some
-// template needs, each image once, concurrently, within opts.Timeout.
-func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
+// template needs, by platform, then by image: each image once,
+// concurrently, within opts.Timeout; offline, only what the known-sidecar
+// table holds of it.
+func lookUp(ctx context.Context, pods []*pod, opts *Options) (map[resolve.Platform]map[string]inject.ImageConfig, error) {
 	type lookup struct {
 		cfg inject.ImageConfig
 		err error
@@ -251,21 +246,22 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
 		}
 	}
 	wg.Wait()
-	found := images{}
+	found := map[resolve.Platform]map[string]inject.ImageConfig{}
 	var errs []error
 	for _, p := range pods {
 		for _, n := range p.plan.Needs() {
-			l := lookups[key{p.platform, n.Image}]
+			l, known := lookups[key{p.platform, n.Image}], true
 			if opts.Offline {
-				// Offline, only what the known-sidecar table holds of the image.
-				cfg, ok := inject.KnownImage(n)
-				if !ok {
-					errs = append(errs, offlineRefusal(p, n))
-					continue
-				}
-				l = &lookup{cfg: cfg}
+				l = &lookup{}
+				l.cfg, known = inject.KnownImage(n)
 			}
 			switch {
+			case !known: // saying so when native sidecars, which keep every command, would serve the Pod
+				err := fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %q: give the container a command", p.where, n.Container, n.Image)
+				if p.plan.NativeWouldServe() {
+					err = fmt.Errorf("%w; or, for a cluster with native sidecars (1.29 or later: --kube-version, or --mode native), native sidecars would serve this Pod and need no ENTRYPOINT", err)
+				}
+				errs = append(errs, err)
 			case l.err != nil:
 				errs = append(errs, fmt.Errorf("%s: container %q has no command, and its image's ENTRYPOINT could not be looked up (or use --offline and give it a command): %s", p.where, n.Container, inject.OneLine(l.err.Error(), inject.MaxReason)))
 			case found[p.platform] == nil:
@@ -276,15 +272,4 @@ func lookUp(ctx context.Context, pods []*pod, opts *Options) (images, error) {
 		}
 	}
 	return found, errors.Join(errs...)
-}
-
-// offlineRefusal is the error for a container whose image would have to be
-// looked up, offline: saying so when native sidecars, which keep every
-// command as it is, would serve the Pod.
-func offlineRefusal(p *pod, n inject.Need) error {
-	err := fmt.Errorf("%s: container %q has no command, so its image's ENTRYPOINT is needed, and --offline forbids looking up %q: give the container a command", p.where, n.Container, n.Image)
-	if p.plan.NativeWouldServe() {
-		err = fmt.Errorf("%w; or, for a cluster with native sidecars (1.29 or later: --kube-version, or --mode native), native sidecars would serve this Pod and need no ENTRYPOINT", err)
-	}
-	return err
 }

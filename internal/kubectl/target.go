@@ -63,24 +63,19 @@ func decideTarget(mode inject.Mode, kubeVersion string, offline bool, asked dete
 		asked.unknown = "not asked"
 	}
 	if asked.unknown == "" {
-		target.Cluster = byVersion(asked.cluster)
+		// A cluster the dry run says keeps native sidecars is held to
+		// inject's rule by its API server's version (ClusterFrom): before
+		// 1.33 a kubelet may have them off. One without keeps its reason.
+		target.Cluster = asked.cluster
+		if asked.cluster.NativeSidecars {
+			target.Cluster = inject.ClusterFrom(asked.cluster.Version, nil)
+		}
 		return target, "", nil
 	}
 	if mode == inject.ModeAuto {
 		note = fmt.Sprintf("the cluster is not known (%s): --mode auto writes job-signal's pair, which works on any cluster; for native sidecars give --kube-version (1.%d or later) or --mode native", asked.unknown, inject.NativeMinor)
 	}
 	return target, note, nil
-}
-
-// byVersion is a cluster the dry run says keeps native sidecars, held to
-// inject's rule by its API server's version (ClusterFrom): before 1.33 a
-// kubelet may have them off. One the dry run says has none keeps that
-// answer and its reason.
-func byVersion(c inject.Cluster) inject.Cluster {
-	if !c.Known || !c.NativeSidecars {
-		return c
-	}
-	return inject.ClusterFrom(c.Version, nil)
 }
 
 // ask asks the cluster of the kubeconfig what it offers, within
@@ -120,10 +115,10 @@ func (c Cluster) config() (config *rest.Config, namespace, why string, err error
 	if clientcmd.IsEmptyConfig(err) {
 		return nil, c.Namespace, "no kubeconfig: no --kubeconfig, $KUBECONFIG or ~/.kube/config", nil
 	}
-	if err != nil {
-		return nil, "", "", fmt.Errorf("kubeconfig: %s", inject.OneLine(err.Error(), inject.MaxReason))
+	if err == nil {
+		namespace, _, err = cfg.Namespace()
 	}
-	if namespace, _, err = cfg.Namespace(); err != nil {
+	if err != nil {
 		return nil, "", "", fmt.Errorf("kubeconfig: %s", inject.OneLine(err.Error(), inject.MaxReason))
 	}
 	config.UserAgent = "kubectl-job_signal/" + version.Release

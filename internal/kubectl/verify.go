@@ -38,7 +38,7 @@ func verify(p *parsed, text string, injecting bool) error {
 	if err != nil {
 		return cannotEdit(p.doc, "its result would not read back: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
-	if at, differ := difference(want, got, ""); differ {
+	if at, differ := difference(want, got); differ {
 		return cannotEdit(p.doc, "its result would read differently at "+at)
 	}
 	if !injecting {
@@ -48,17 +48,19 @@ func verify(p *parsed, text string, injecting bool) error {
 	if err != nil {
 		return cannotEdit(p.doc, "uninject could not undo it: "+strings.TrimPrefix(oneLine(err), out.String()+": "))
 	}
-	if back != p.doc.raw && back != undoInput(p.doc) {
-		return cannotEdit(p.doc, fmt.Sprintf("uninject would not give line %d back as it is", p.doc.line+firstDifferentLine(back, p.doc.raw)-1))
-	}
 	if back != p.doc.raw {
+		// An input that carries job-signal already (inject again): uninject
+		// of the output must give what uninject makes of the input.
+		if again, _, err := undo(p.doc, p.value); err != nil || back != again {
+			return cannotEdit(p.doc, fmt.Sprintf("uninject would not give line %d back as it is", p.doc.line+firstDifferentLine(back, p.doc.raw)-1))
+		}
 		return nil
 	}
 	// As uninject checks its own result: the input must mean what its ops
 	// make of the output's meaning.
 	if want, err := inject.ApplyDecoded(got, undone); err != nil {
 		return cannotEdit(p.doc, "uninject could not undo it: "+oneLine(err))
-	} else if at, differ := difference(want, p.value, ""); differ {
+	} else if at, differ := difference(want, p.value); differ {
 		return cannotEdit(p.doc, "uninject would refuse to undo it: the input would read differently at "+at)
 	}
 	return nil
@@ -73,21 +75,6 @@ func (p *parsed) appliedOps() []inject.Op {
 	return ops
 }
 
-// undoInput is what uninject makes of an input that carries job-signal
-// already (inject again), which uninject of the output must give; of any
-// other input the input itself.
-func undoInput(d *document) string {
-	v, err := decode(d, true)
-	if err != nil {
-		return d.raw
-	}
-	text, _, err := undo(d, v)
-	if err != nil {
-		return d.raw
-	}
-	return text
-}
-
 // cannotEdit is the one-line refusal of a layout the editor gets wrong.
 func cannotEdit(d *document, why string) error {
 	layout := "block style"
@@ -97,10 +84,10 @@ func cannotEdit(d *document, why string) error {
 	return fmt.Errorf("%s: inject cannot edit this layout (%s); nothing was written: write command, args and the lists inject adds to (volumes, volumeMounts, initContainers) in %s", d, why, layout)
 }
 
-// undo is uninject of an edited document whose meaning is v, and its ops.
+// undo is uninject of a document whose meaning is v, and its ops.
 func undo(d *document, v any) (string, []inject.Op, error) {
 	p, _, err := parseDecoded(d, v, nil)
-	if err != nil || p == nil {
+	if err != nil || p == nil || !p.changes() {
 		return d.raw, nil, err
 	}
 	text, err := applyAll(p)
@@ -113,13 +100,11 @@ func (p *parsed) changes() bool {
 }
 
 // difference finds where two decoded values differ, as a JSON Pointer
-// after at (built only on the way out of a difference). Numbers are
-// equal when their values are.
-func difference(a, b any, at string) (string, bool) {
-	if path, differ := differs(a, b); differ {
-		return orRoot(at + path), true
-	}
-	return "", false
+// (built only on the way out of a difference). Numbers are equal when
+// their values are.
+func difference(a, b any) (string, bool) {
+	path, differ := differs(a, b)
+	return orRoot(path), differ
 }
 
 func differs(a, b any) (string, bool) {

@@ -28,7 +28,7 @@ func TestDifference(t *testing.T) {
 		{[]any{1}, []any{1, 2}, "the top level"},
 		{nil, false, "the top level"},
 	} {
-		at, differ := difference(tc.a, tc.b, "")
+		at, differ := difference(tc.a, tc.b)
 		if differ != (tc.want != "") || differ && at != tc.want {
 			t.Errorf("difference(%v, %v) = %q, %v; want %q", tc.a, tc.b, at, differ, tc.want)
 		}
