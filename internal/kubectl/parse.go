@@ -97,11 +97,11 @@ func (l *lines) collection(v *node, slot, depth int) error {
 			if err = cmp.Or(check(kn, depth+1), err); err != nil {
 				return err
 			}
-			colon := l.colonAfter(end)
-			if colon < 0 {
+			rest := strings.TrimLeft(l.text[end:], " \t") // then the key's ':'
+			if !strings.HasPrefix(rest, ":") {
 				return refuse(kn.Line, "a key written with '?' or over several lines", "write it as key: value on one line")
 			}
-			it.key, it.keyText, vslot = kn.Value, l.text[it.at:end], colon
+			it.key, it.keyText, vslot = kn.Value, l.text[it.at:end], len(l.text)-len(rest)+1
 			if v.flow && !isEmptyNull(c) {
 				vslot = l.offset(c.Line, c.Column)
 			}
@@ -168,17 +168,6 @@ func (l *lines) brackets(v *node, slot, prev int) {
 
 func isEmptyNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Value == "" && n.Style == 0 && n.ShortTag() == "!!null"
-}
-
-// colonAfter is the offset after the ':' that follows a key, or -1.
-func (l *lines) colonAfter(off int) int {
-	for off < len(l.text) && (l.text[off] == ' ' || l.text[off] == '\t') {
-		off++
-	}
-	if off < len(l.text) && l.text[off] == ':' {
-		return off + 1
-	}
-	return -1
 }
 
 // tail is where a block item whose value ends at end stops: the rest of
