@@ -53,15 +53,12 @@ func (ed *editor) fresh(n *node, op inject.Op) *node {
 // render writes v as a member or item of n: after the key's ':' or the
 // '-' in block style, in its place in flow style.
 func (ed *editor) render(n *node, v any) string {
+	if !n.flow {
+		return ed.styleIn(n).block(v, n.col, n.kind == seqKind)
+	}
 	st := ed.st
 	st.single = st.single || n.compact
-	switch {
-	case n.flow:
-		return st.flow(v, ed.indent(n))
-	case n.kind == mapKind:
-		return ed.styleIn(n).block(v, n.col)
-	}
-	return st.item(v, n.col)
+	return st.flow(v, ed.indent(n))
 }
 
 // emptyList is a new empty list for a member or item of n: [] in flow

@@ -116,14 +116,19 @@ func (s style) oneLine(v any) (string, bool) {
 	return s.flowIn(v, 0, room)
 }
 
-// block writes a YAML value after "key:" at column indent: on the same
-// line, or on lines below.
-func (s style) block(v any, indent int) string {
+// block writes a YAML value after "key:" at column indent, or after a
+// list item's '-' there (dash): on the same line, or on lines below; a
+// mapping after a '-' from that line down, members in line.
+func (s style) block(v any, indent int, dash bool) string {
 	if str, ok := v.(string); ok {
 		return " " + s.scalar(str, false)
 	}
 	if line, fits := s.oneLine(v); fits {
 		return " " + line
+	}
+	if _, _, ok := members(v); ok && dash {
+		col := indent + 2
+		return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+s.pad(col))
 	}
 	return s.below(v, indent)
 }
@@ -134,7 +139,7 @@ func (s style) below(v any, indent int) string {
 	if keys, vals, ok := members(v); ok {
 		pad := s.pad(indent + s.step)
 		for i := range keys {
-			b.WriteString(s.nl + pad + s.key(keys[i]) + ":" + s.block(vals[i], indent+s.step))
+			b.WriteString(s.nl + pad + s.key(keys[i]) + ":" + s.block(vals[i], indent+s.step, false))
 		}
 		return b.String()
 	}
@@ -144,22 +149,9 @@ func (s style) below(v any, indent int) string {
 	}
 	items, _ := elements(v)
 	for _, it := range items {
-		b.WriteString(s.nl + s.pad(dashIndent) + "-" + s.item(it, dashIndent))
+		b.WriteString(s.nl + s.pad(dashIndent) + "-" + s.block(it, dashIndent, true))
 	}
 	return b.String()
-}
-
-// item writes a block list item after its "-" at dashIndent: a mapping
-// too long for one line from the "-"'s line down, members in line.
-func (s style) item(v any, dashIndent int) string {
-	if _, _, ok := members(v); !ok {
-		return s.block(v, dashIndent)
-	}
-	if line, fits := s.oneLine(v); fits {
-		return " " + line
-	}
-	col := dashIndent + 2
-	return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+s.pad(col))
 }
 
 func (s style) scalarValue(v any) string {
@@ -199,7 +191,6 @@ func (s style) scalar(v string, inFlow bool) string {
 		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 	}
 	return strconv.Quote(v) // Go's escapes are YAML's; the string is valid UTF-8
-
 }
 
 // numberLike: what a YAML 1.1 or 1.2 reader may take for a number or a
