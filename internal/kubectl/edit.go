@@ -147,15 +147,16 @@ func (ed *editor) item(l *node, op inject.Op, index string) error {
 	return ed.insert(l, i, ed.newItem(l, "", ed.fresh(l, op)), nil)
 }
 
-// rename applies a move op within the mapping m, the value's bytes kept.
+// rename applies a move op within the mapping m, the value's bytes kept;
+// it notes the key as written unless renaming it back spells it the same.
 func (ed *editor) rename(m *node, op inject.Op, from, to string) error {
 	i := m.index(from)
 	if m.kind != mapKind || i < 0 || m.index(to) >= 0 {
 		return fmt.Errorf("%w: a rename of a member to a new name only", errCannotEdit)
 	}
 	it := m.items[i]
-	if it.at >= 0 {
-		ed.keepKey(op.Keep, it)
+	if op.Keep != "" && it.at >= 0 && ed.keyLike(it.keyText, it.key) != it.keyText {
+		ed.kept[op.Keep] = ed.format + it.keyText
 	}
 	text, kept := strings.CutPrefix(op.Text, ed.format)
 	if !kept {
