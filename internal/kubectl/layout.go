@@ -5,6 +5,7 @@
 package kubectl
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -135,24 +136,21 @@ func (ed *editor) sep(n *node, moved bool) string {
 	case len(n.items) == 1 && n.items[0].at >= 0 && ed.own(n.items[0].at):
 		return "," + ed.st.nl + ed.st.pad(ed.column(n.items[0].at))
 	}
-	if sep, ok := firstSep(ed.root, 0); ok {
-		return sep
-	}
-	return ", "
+	return cmp.Or(firstSep(ed.root, 0), ", ")
 }
 
 // firstSep is the one-line separator of the first flow collection under
-// n with two items.
-func firstSep(n *node, depth int) (string, bool) {
+// n with two items, or "".
+func firstSep(n *node, depth int) string {
 	if n.flow && len(n.items) > 1 && !strings.Contains(n.items[1].lead, "\n") {
-		return n.items[1].lead, true
+		return n.items[1].lead
 	}
 	for _, it := range n.items {
-		if sep, ok := firstSep(it.val, depth+1); ok && depth < maxDepth {
-			return sep, true
+		if sep := firstSep(it.val, depth+1); sep != "" && depth < maxDepth {
+			return sep
 		}
 	}
-	return "", false
+	return ""
 }
 
 // remove removes item i of n; in block style the lines above it stay.

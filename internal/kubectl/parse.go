@@ -31,8 +31,7 @@ func readYAML(text string, root *yaml.Node) (*node, error) {
 	if err := l.read(root, n, 0, 0, 0); err != nil {
 		return nil, err
 	}
-	n.close += text[n.end:]
-	n.text = text
+	n.close, n.text = n.close+text[n.end:], text
 	return n, nil
 }
 
@@ -75,7 +74,7 @@ func (l *lines) read(n *yaml.Node, v *node, slot, parentIndent, depth int) error
 // start at slot: each from the line break or separator before it.
 func (l *lines) collection(v *node, slot, depth int) error {
 	n := v.y
-	v.kind, v.col, v.open = seqKind, -1, ""
+	v.kind, v.col = seqKind, -1
 	step := 1
 	if n.Kind == yaml.MappingNode {
 		v.kind, step = mapKind, 2
