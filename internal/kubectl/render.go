@@ -215,10 +215,8 @@ func safePlain(v string, inFlow bool) bool {
 		return false
 	case strings.Contains(v, ":") && (inFlow || strings.HasSuffix(v, ":")):
 		return false
-	case strings.HasPrefix(v, "-") && (len(v) == 1 || v[1] != '-' && !unicode.IsLetter(rune(v[1]))):
-		return false
 	}
-	return v != "=" && !strings.HasPrefix(v, "<<")
+	return !strings.HasPrefix(v, "-") || len(v) > 1 && (v[1] == '-' || unicode.IsLetter(rune(v[1])))
 }
 
 func printable(v string) bool {
