@@ -24,8 +24,24 @@ type style struct {
 }
 
 // contents lists a value's members in order (mapKind) or its items
-// (seqKind); a scalar has none.
-func contents(v any) (keys []string, vals []any, k kind) {
+// (seqKind); a scalar has none. Small enough to inline, so that a list of
+// strings made into one of values can stay on the caller's stack.
+func contents(v any) ([]string, []any, kind) {
+	switch v := v.(type) {
+	case []any:
+		return nil, v, seqKind
+	case []string:
+		vals := make([]any, len(v))
+		for i, s := range v {
+			vals[i] = s
+		}
+		return nil, vals, seqKind
+	}
+	return members(v)
+}
+
+// members lists a value's object members in order, if it is an object.
+func members(v any) (keys []string, vals []any, k kind) {
 	switch v := v.(type) {
 	case inject.Fields:
 		for _, f := range v {
@@ -36,14 +52,6 @@ func contents(v any) (keys []string, vals []any, k kind) {
 		return sortedMembers(v)
 	case map[string]string:
 		return sortedMembers(v)
-	case []any:
-		return nil, v, seqKind
-	case []string:
-		vals = make([]any, len(v))
-		for i, s := range v {
-			vals[i] = s
-		}
-		return nil, vals, seqKind
 	}
 	return nil, nil, scalarKind
 }
@@ -120,11 +128,14 @@ func (s style) block(v any, indent int, dash bool) string {
 	if line, fits := s.oneLine(v); fits {
 		return " " + line
 	}
-	if _, _, k := contents(v); k == mapKind && dash {
-		col := indent + 2
-		return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+s.pad(col))
+	if !dash {
+		return s.below(v, indent)
 	}
-	return s.below(v, indent)
+	if _, _, k := contents(v); k != mapKind {
+		return s.below(v, indent)
+	}
+	col := indent + 2
+	return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+s.pad(col))
 }
 
 // below writes a collection on the lines below its key at column indent.
