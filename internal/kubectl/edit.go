@@ -185,7 +185,7 @@ func (ed *editor) move(from, to []string, target *node) error {
 	case target.kind != seqKind:
 		return fmt.Errorf("%q: not a list", to[len(to)-2])
 	}
-	if !list.flow && target.flow && target.at >= 0 && !ed.st.json && ed.text[target.at:target.end] == "[]" {
+	if !list.flow && target.flow && target.at >= 0 && ed.text[target.at:target.end] == "[]" {
 		// A [] in block YAML becomes block lines ([] again when emptied).
 		if m, err := ed.resolve(to[:len(to)-2]); err == nil && m.kind == mapKind && !m.flow {
 			*target = *ed.emptyList(m)
@@ -202,9 +202,7 @@ func (ed *editor) move(from, to []string, target *node) error {
 		k = above(it.lead, ed.movable(ed.column(it.at)))
 	}
 	ed.cut(list, i, k)
-	if k >= 0 {
-		it.lead = it.lead[k:]
-	}
+	it.lead = it.lead[max(k, 0):] // the lines above it that go with it
 	if err := ed.relayout(it, list, target); err != nil {
 		return err
 	}
