@@ -24,24 +24,8 @@ type style struct {
 }
 
 // contents lists a value's members in order (mapKind) or its items
-// (seqKind); a scalar has none. Small enough to inline, so that a list of
-// strings made into one of values can stay on the caller's stack.
-func contents(v any) ([]string, []any, kind) {
-	switch v := v.(type) {
-	case []any:
-		return nil, v, seqKind
-	case []string:
-		vals := make([]any, len(v))
-		for i, s := range v {
-			vals[i] = s
-		}
-		return nil, vals, seqKind
-	}
-	return members(v)
-}
-
-// members lists a value's object members in order, if it is an object.
-func members(v any) (keys []string, vals []any, k kind) {
+// (seqKind); a scalar has none.
+func contents(v any) (keys []string, vals []any, k kind) {
 	switch v := v.(type) {
 	case inject.Fields:
 		for _, f := range v {
@@ -52,12 +36,20 @@ func members(v any) (keys []string, vals []any, k kind) {
 		return sortedMembers(v)
 	case map[string]string:
 		return sortedMembers(v)
+	case []any:
+		return nil, v, seqKind
+	case []string:
+		items := make([]any, len(v)) // not vals, or the appends above would not start on the stack
+		for i, s := range v {
+			items[i] = s
+		}
+		return nil, items, seqKind
 	}
 	return nil, nil, scalarKind
 }
 
-func sortedMembers[V any](m map[string]V) ([]string, []any, kind) {
-	keys, vals := slices.Sorted(maps.Keys(m)), []any(nil)
+func sortedMembers[V any](m map[string]V) (keys []string, vals []any, _ kind) {
+	keys = slices.Sorted(maps.Keys(m))
 	for _, k := range keys {
 		vals = append(vals, m[k])
 	}
