@@ -147,15 +147,16 @@ func (ed *editor) item(l *node, op inject.Op, index string) error {
 	return ed.insert(l, i, ed.newItem(l, "", ed.fresh(l, op)), nil)
 }
 
-// rename applies a move op within the mapping m, the value's bytes kept.
+// rename applies a move op within the mapping m, the value's bytes kept;
+// it notes the key as written unless renaming it back spells it the same.
 func (ed *editor) rename(m *node, op inject.Op, from, to string) error {
 	i := m.index(from)
 	if m.kind != mapKind || i < 0 || m.index(to) >= 0 {
 		return fmt.Errorf("%w: a rename of a member to a new name only", errCannotEdit)
 	}
 	it := m.items[i]
-	if it.at >= 0 {
-		ed.keepKey(op.Keep, it)
+	if op.Keep != "" && it.at >= 0 && ed.keyLike(it.keyText, it.key) != it.keyText {
+		ed.kept[op.Keep] = ed.format + it.keyText
 	}
 	text, kept := strings.CutPrefix(op.Text, ed.format)
 	if !kept {
@@ -184,7 +185,7 @@ func (ed *editor) move(from, to []string, target *node) error {
 	case target.kind != seqKind:
 		return fmt.Errorf("%q: not a list", to[len(to)-2])
 	}
-	if !list.flow && target.flow && target.at >= 0 && !ed.st.json && ed.text[target.at:target.end] == "[]" {
+	if !list.flow && target.flow && target.at >= 0 && ed.text[target.at:target.end] == "[]" {
 		// A [] in block YAML becomes block lines ([] again when emptied).
 		if m, err := ed.resolve(to[:len(to)-2]); err == nil && m.kind == mapKind && !m.flow {
 			*target = *ed.emptyList(m)
@@ -201,9 +202,7 @@ func (ed *editor) move(from, to []string, target *node) error {
 		k = above(it.lead, ed.movable(ed.column(it.at)))
 	}
 	ed.cut(list, i, k)
-	if k >= 0 {
-		it.lead = it.lead[k:]
-	}
+	it.lead = it.lead[max(k, 0):] // the lines above it that go with it
 	if err := ed.relayout(it, list, target); err != nil {
 		return err
 	}

@@ -39,14 +39,6 @@ func (ed *editor) keep(place string, m *node, it *item) {
 	}
 }
 
-// keepKey notes the source text of a key about to be renamed unless
-// renaming it back spells it the same.
-func (ed *editor) keepKey(place string, it *item) {
-	if place != "" && ed.keyLike(it.keyText, it.key) != it.keyText {
-		ed.kept[place] = ed.format + it.keyText
-	}
-}
-
 // keyLike writes key quoted as the key was: renaming "command" gives
 // "args", and renaming it back gives "command" again.
 func (ed *editor) keyLike(was, key string) string {

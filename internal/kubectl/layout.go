@@ -5,6 +5,7 @@
 package kubectl
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -53,15 +54,12 @@ func (ed *editor) fresh(n *node, op inject.Op) *node {
 // render writes v as a member or item of n: after the key's ':' or the
 // '-' in block style, in its place in flow style.
 func (ed *editor) render(n *node, v any) string {
+	if !n.flow {
+		return ed.styleIn(n).block(v, n.col, n.kind == seqKind)
+	}
 	st := ed.st
 	st.single = st.single || n.compact
-	switch {
-	case n.flow:
-		return st.flow(v, ed.indent(n))
-	case n.kind == mapKind:
-		return ed.styleIn(n).block(v, n.col)
-	}
-	return st.item(v, n.col)
+	return st.flow(v, ed.indent(n))
 }
 
 // emptyList is a new empty list for a member or item of n: [] in flow
@@ -138,24 +136,21 @@ func (ed *editor) sep(n *node, moved bool) string {
 	case len(n.items) == 1 && n.items[0].at >= 0 && ed.own(n.items[0].at):
 		return "," + ed.st.nl + ed.st.pad(ed.column(n.items[0].at))
 	}
-	if sep, ok := firstSep(ed.root, 0); ok {
-		return sep
-	}
-	return ", "
+	return cmp.Or(firstSep(ed.root, 0), ", ")
 }
 
 // firstSep is the one-line separator of the first flow collection under
-// n with two items.
-func firstSep(n *node, depth int) (string, bool) {
+// n with two items, or "".
+func firstSep(n *node, depth int) string {
 	if n.flow && len(n.items) > 1 && !strings.Contains(n.items[1].lead, "\n") {
-		return n.items[1].lead, true
+		return n.items[1].lead
 	}
 	for _, it := range n.items {
-		if sep, ok := firstSep(it.val, depth+1); ok && depth < maxDepth {
-			return sep, true
+		if sep := firstSep(it.val, depth+1); sep != "" && depth < maxDepth {
+			return sep
 		}
 	}
-	return "", false
+	return ""
 }
 
 // remove removes item i of n; in block style the lines above it stay.

@@ -16,20 +16,6 @@ type lines struct {
 	at, atLine, atCol int
 }
 
-func (l *lines) index() {
-	text := l.text
-	l.starts = []int{0}
-	for i := 0; i < len(text); i++ {
-		if c := text[i]; c != '\n' && c != '\r' && c < 0xc2 {
-			continue // the common case, cheaply
-		}
-		if n := yamlBreak(text[i:]); n > 0 {
-			l.starts = append(l.starts, i+n)
-			i += n - 1
-		}
-	}
-}
-
 // yamlBreak is the length of the line break text starts with, as yaml.v3
 // counts lines (YAML 1.1: CR, LF, CRLF, NEL, LS and PS), or 0.
 func yamlBreak(text string) int {
@@ -47,8 +33,18 @@ func yamlBreak(text string) int {
 // offset converts yaml.v3's 1-based line and column (in characters) to a
 // byte offset.
 func (l *lines) offset(line, col int) int {
-	if l.starts == nil {
-		l.index()
+	if l.starts == nil { // the first time: where each line starts
+		text := l.text
+		l.starts = []int{0}
+		for i := 0; i < len(text); i++ {
+			if c := text[i]; c != '\n' && c != '\r' && c < 0xc2 {
+				continue // the common case, cheaply
+			}
+			if n := yamlBreak(text[i:]); n > 0 {
+				l.starts = append(l.starts, i+n)
+				i += n - 1
+			}
+		}
 	}
 	if line < 1 || line > len(l.starts) {
 		return len(l.text)

@@ -31,8 +31,7 @@ func readYAML(text string, root *yaml.Node) (*node, error) {
 	if err := l.read(root, n, 0, 0, 0); err != nil {
 		return nil, err
 	}
-	n.close += text[n.end:]
-	n.text = text
+	n.close, n.text = n.close+text[n.end:], text
 	return n, nil
 }
 
@@ -75,7 +74,7 @@ func (l *lines) read(n *yaml.Node, v *node, slot, parentIndent, depth int) error
 // start at slot: each from the line break or separator before it.
 func (l *lines) collection(v *node, slot, depth int) error {
 	n := v.y
-	v.kind, v.col, v.open = seqKind, -1, ""
+	v.kind, v.col = seqKind, -1
 	step := 1
 	if n.Kind == yaml.MappingNode {
 		v.kind, step = mapKind, 2
@@ -97,11 +96,11 @@ func (l *lines) collection(v *node, slot, depth int) error {
 			if err = cmp.Or(check(kn, depth+1), err); err != nil {
 				return err
 			}
-			colon := l.colonAfter(end)
-			if colon < 0 {
+			rest := strings.TrimLeft(l.text[end:], " \t") // then the key's ':'
+			if !strings.HasPrefix(rest, ":") {
 				return refuse(kn.Line, "a key written with '?' or over several lines", "write it as key: value on one line")
 			}
-			it.key, it.keyText, vslot = kn.Value, l.text[it.at:end], colon
+			it.key, it.keyText, vslot = kn.Value, l.text[it.at:end], len(l.text)-len(rest)+1
 			if v.flow && !isEmptyNull(c) {
 				vslot = l.offset(c.Line, c.Column)
 			}
@@ -132,7 +131,7 @@ func (l *lines) collection(v *node, slot, depth int) error {
 		}
 		it.lead, it.val, prev = l.text[prev:it.at], val, val.end
 		if !v.flow {
-			prev = l.tail(val.end, indent)
+			prev = l.under(val.end, indent, true, false) // the comment lines under it
 			it.tail = l.text[val.end:prev]
 		}
 		if v.lists == 0 && step == 2 && !v.flow && val.kind == seqKind && !val.flow {
@@ -170,25 +169,19 @@ func isEmptyNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Value == "" && n.Style == 0 && n.ShortTag() == "!!null"
 }
 
-// colonAfter is the offset after the ':' that follows a key, or -1.
-func (l *lines) colonAfter(off int) int {
-	for off < len(l.text) && (l.text[off] == ' ' || l.text[off] == '\t') {
-		off++
-	}
-	if off < len(l.text) && l.text[off] == ':' {
-		return off + 1
-	}
-	return -1
-}
-
-// tail is where a block item whose value ends at end stops: the rest of
-// that line, and the comment (and blank) lines below indented past col.
-func (l *lines) tail(end, col int) int {
-	end = l.lineStop(end)
+// under is where the lines after the one holding off stop going with
+// it: those indented past col (comment lines only, for comments), and
+// the blank lines between them (after them too, for keep).
+func (l *lines) under(off, col int, comments, keep bool) int {
+	end := l.lineStop(off)
 	for start, stop := l.next(end); start < len(l.text); start, stop = l.next(stop) {
-		switch line := strings.TrimLeft(l.text[start:stop], " "); {
-		case line == "":
-		case !strings.HasPrefix(line, "#") || stop-len(line)-start <= col:
+		line := l.text[start:stop]
+		switch t := strings.TrimLeft(line, " "); {
+		case t == "" || !comments && strings.TrimSpace(t) == "":
+			if keep {
+				end = stop
+			}
+		case len(line)-len(t) <= col || comments && t[0] != '#':
 			return end
 		default:
 			end = stop
@@ -211,7 +204,10 @@ func (l *lines) scalarEnd(n *yaml.Node, start, parentIndent int) (int, error) {
 		}
 		return 0, refuse(n.Line, "a quoted scalar without its closing quote", "close the quote")
 	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
-		return l.blockEnd(start, parentIndent), nil
+		// A block scalar ends at the line break of its last line, or with
+		// keep chomping (|+) of its last blank line.
+		keep := strings.Contains(strings.Fields(text[start:l.lineStop(start)] + " ")[0], "+")
+		return l.under(start, parentIndent, false, keep), nil
 	case strings.HasPrefix(text[start:], n.Value) && !strings.Contains(n.Value, "\n"):
 		return start + len(n.Value), nil
 	}
@@ -232,27 +228,6 @@ func quotedEnd(text string, start int) int {
 		}
 	}
 	return -1
-}
-
-// blockEnd is where the block scalar (| or >) at start, in a node
-// indented parentIndent, ends: at the line break of its last line, or
-// with keep chomping (|+) of its last blank line.
-func (l *lines) blockEnd(start, parentIndent int) int {
-	end := l.lineStop(start)
-	keep := strings.Contains(strings.Fields(l.text[start:end] + " ")[0], "+")
-	for start, stop := l.next(end); start < len(l.text); start, stop = l.next(stop) {
-		switch line := l.text[start:stop]; {
-		case strings.TrimSpace(line) == "":
-			if keep {
-				end = stop
-			}
-		case len(line)-len(strings.TrimLeft(line, " ")) <= parentIndent:
-			return end
-		default:
-			end = stop
-		}
-	}
-	return end
 }
 
 // flowEnd is the offset after the closing bracket of the flow collection

@@ -60,7 +60,7 @@ func (r *jsonReader) value(depth int) (*node, any, error) {
 		return nil, nil, r.errorf("%v", err)
 	}
 	n := &node{at: start, flow: true, col: -1}
-	v := any(tok)
+	v, prev := any(tok), start+1 // prev: where the bytes of the next item begin
 	switch tok {
 	case json.Delim('{'), json.Delim('['):
 		obj, list := map[string]any{}, []any{}
@@ -68,7 +68,6 @@ func (r *jsonReader) value(depth int) (*node, any, error) {
 		if tok == json.Delim('{') {
 			n.kind = mapKind
 		}
-		prev := start + 1
 		for r.dec.More() {
 			it := &item{}
 			if n.kind == mapKind {
@@ -101,15 +100,14 @@ func (r *jsonReader) value(depth int) (*node, any, error) {
 		if v = list; n.kind == mapKind {
 			v = obj
 		}
-		n.end = int(r.dec.InputOffset())
-		r.brackets(n, start, prev)
 	default:
-		if str, ok := tok.(string); ok {
-			n.str = str
-		}
+		n.str, _ = tok.(string)
 	}
 	n.end = int(r.dec.InputOffset())
 	n.text = r.text[start:n.end]
+	if n.kind != scalarKind {
+		r.brackets(n, start, prev)
+	}
 	return n, v, nil
 }
 

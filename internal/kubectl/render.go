@@ -23,43 +23,37 @@ type style struct {
 	tabs   bool   // JSON indented with tabs
 }
 
-// members lists a value's object members in order, or ok false.
-func members(v any) (keys []string, vals []any, ok bool) {
-	switch m := v.(type) {
+// contents lists a value's members in order (mapKind) or its items
+// (seqKind); a scalar has none.
+func contents(v any) (keys []string, vals []any, k kind) {
+	switch v := v.(type) {
 	case inject.Fields:
-		for _, f := range m {
+		for _, f := range v {
 			keys, vals = append(keys, f.Key), append(vals, f.Value)
 		}
-		return keys, vals, true
+		return keys, vals, mapKind
 	case map[string]any:
-		return sortedMembers(m)
+		return sortedMembers(v)
 	case map[string]string:
-		return sortedMembers(m)
+		return sortedMembers(v)
+	case []any:
+		return nil, v, seqKind
+	case []string:
+		items := make([]any, len(v)) // not vals, or the appends above would not start on the stack
+		for i, s := range v {
+			items[i] = s
+		}
+		return nil, items, seqKind
 	}
-	return nil, nil, false
+	return nil, nil, scalarKind
 }
 
-func sortedMembers[V any](m map[string]V) (keys []string, vals []any, ok bool) {
+func sortedMembers[V any](m map[string]V) (keys []string, vals []any, _ kind) {
 	keys = slices.Sorted(maps.Keys(m))
 	for _, k := range keys {
 		vals = append(vals, m[k])
 	}
-	return keys, vals, true
-}
-
-// elements lists a value's items, or ok false.
-func elements(v any) ([]any, bool) {
-	switch l := v.(type) {
-	case []any:
-		return l, true
-	case []string:
-		out := make([]any, len(l))
-		for i, s := range l {
-			out[i] = s
-		}
-		return out, true
-	}
-	return nil, false
+	return keys, vals, mapKind
 }
 
 // flow writes a value in flow style (all of JSON): on one line, or in
@@ -71,15 +65,14 @@ func (s style) flow(v any, indent int) string {
 
 // flowIn is flow, given up (false) once longer than room bytes.
 func (s style) flowIn(v any, indent, room int) (string, bool) {
-	brackets := "[]"
-	keys, vals, isMap := members(v)
-	if isMap {
-		brackets = "{}"
-	} else if items, ok := elements(v); ok {
-		vals = items
-	} else {
+	keys, vals, k := contents(v)
+	if k == scalarKind {
 		text := s.scalarValue(v)
 		return text, len(text) <= room
+	}
+	brackets := "[]"
+	if k == mapKind {
+		brackets = "{}"
 	}
 	if len(vals) == 0 {
 		return brackets, true
@@ -93,7 +86,7 @@ func (s style) flowIn(v any, indent, room int) (string, bool) {
 	used := len(open) + len(end) + 2 // and the parts, with a separator each
 	for i, val := range vals {
 		prefix := ""
-		if isMap {
+		if k == mapKind {
 			prefix = s.key(keys[i]) + ": "
 		}
 		text, ok := s.flowIn(val, indent+s.step, room-used-len(prefix))
@@ -108,33 +101,43 @@ func (s style) flowIn(v any, indent, room int) (string, bool) {
 // oneLine is v in YAML flow, and whether it is short enough for that.
 func (s style) oneLine(v any) (string, bool) {
 	room := math.MaxInt
-	if _, _, ok := members(v); ok {
+	switch _, _, k := contents(v); k {
+	case mapKind:
 		room = 80
-	} else if _, ok := elements(v); ok {
+	case seqKind:
 		room = 100
 	}
 	return s.flowIn(v, 0, room)
 }
 
-// block writes a YAML value after "key:" at column indent: on the same
-// line, or on lines below.
-func (s style) block(v any, indent int) string {
+// block writes a YAML value after "key:" at column indent, or after a
+// list item's '-' there (dash): on the same line, or on lines below; a
+// mapping after a '-' from that line down, members in line.
+func (s style) block(v any, indent int, dash bool) string {
 	if str, ok := v.(string); ok {
 		return " " + s.scalar(str, false)
 	}
 	if line, fits := s.oneLine(v); fits {
 		return " " + line
 	}
-	return s.below(v, indent)
+	if !dash {
+		return s.below(v, indent)
+	}
+	if _, _, k := contents(v); k != mapKind {
+		return s.below(v, indent)
+	}
+	col := indent + 2
+	return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+s.pad(col))
 }
 
 // below writes a collection on the lines below its key at column indent.
 func (s style) below(v any, indent int) string {
 	var b strings.Builder
-	if keys, vals, ok := members(v); ok {
+	keys, vals, k := contents(v)
+	if k == mapKind {
 		pad := s.pad(indent + s.step)
 		for i := range keys {
-			b.WriteString(s.nl + pad + s.key(keys[i]) + ":" + s.block(vals[i], indent+s.step))
+			b.WriteString(s.nl + pad + s.key(keys[i]) + ":" + s.block(vals[i], indent+s.step, false))
 		}
 		return b.String()
 	}
@@ -142,24 +145,10 @@ func (s style) below(v any, indent int) string {
 	if s.seqIn {
 		dashIndent += s.step
 	}
-	items, _ := elements(v)
-	for _, it := range items {
-		b.WriteString(s.nl + s.pad(dashIndent) + "-" + s.item(it, dashIndent))
+	for _, it := range vals {
+		b.WriteString(s.nl + s.pad(dashIndent) + "-" + s.block(it, dashIndent, true))
 	}
 	return b.String()
-}
-
-// item writes a block list item after its "-" at dashIndent: a mapping
-// too long for one line from the "-"'s line down, members in line.
-func (s style) item(v any, dashIndent int) string {
-	if _, _, ok := members(v); !ok {
-		return s.block(v, dashIndent)
-	}
-	if line, fits := s.oneLine(v); fits {
-		return " " + line
-	}
-	col := dashIndent + 2
-	return " " + strings.TrimPrefix(s.below(v, col-s.step), s.nl+s.pad(col))
 }
 
 func (s style) scalarValue(v any) string {
@@ -199,7 +188,6 @@ func (s style) scalar(v string, inFlow bool) string {
 		return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 	}
 	return strconv.Quote(v) // Go's escapes are YAML's; the string is valid UTF-8
-
 }
 
 // numberLike: what a YAML 1.1 or 1.2 reader may take for a number or a
@@ -230,10 +218,8 @@ func safePlain(v string, inFlow bool) bool {
 		return false
 	case strings.Contains(v, ":") && (inFlow || strings.HasSuffix(v, ":")):
 		return false
-	case strings.HasPrefix(v, "-") && (len(v) == 1 || v[1] != '-' && !unicode.IsLetter(rune(v[1]))):
-		return false
 	}
-	return v != "=" && !strings.HasPrefix(v, "<<")
+	return !strings.HasPrefix(v, "-") || len(v) > 1 && (v[1] == '-' || unicode.IsLetter(rune(v[1])))
 }
 
 func printable(v string) bool {

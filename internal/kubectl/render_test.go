@@ -28,9 +28,9 @@ func TestOneLine(t *testing.T) {
 	for _, v := range values {
 		want := s.flow(v, 0)
 		limit := len(want) // a scalar
-		if _, _, ok := members(v); ok {
+		if _, _, k := contents(v); k == mapKind {
 			limit = 80
-		} else if _, ok := elements(v); ok {
+		} else if k == seqKind {
 			limit = 100
 		}
 		line, fits := s.oneLine(v)

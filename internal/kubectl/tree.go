@@ -90,7 +90,7 @@ func (n *node) index(t string) int {
 		}
 		return -1
 	}
-	return slices.IndexFunc(n.items, func(it *item) bool { return n.kind == mapKind && it.key == t })
+	return slices.IndexFunc(n.items, func(it *item) bool { return it.key == t }) // a scalar has no items
 }
 
 // trailing is the tail of a block collection's last item, and of that
