@@ -86,7 +86,11 @@ func prepare(t *template, target Target) (*Plan, error) {
 		if pl.prev, err = uninject(t); err != nil {
 			return nil, err
 		}
-		if pl.orig, err = withoutInjection(t, pl.prev.ops); err != nil {
+		doc, err := applyTo(t.raw, pl.prev.ops)
+		if err != nil {
+			return nil, fmt.Errorf("undo the previous injection: %w", err)
+		}
+		if pl.orig, err = templateOf(doc, nil, false); err != nil {
 			return nil, err
 		}
 	}
@@ -270,14 +274,15 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	// the layout's volumes and init container stay as they are (admission
 	// plugins may have changed them since: a token mount, a mirrored
 	// image).
+	res.Ops = slices.Concat(pl.prev.ops, ops)
 	if pl.prev.form == FormPair && ch.form == FormPair {
-		res.Ops = append(keepLayout(pl.prev.ops), keepLayout(ops)...)
-	} else {
-		res.Ops = append(slices.Clone(pl.prev.ops), ops...)
+		res.Ops = slices.DeleteFunc(res.Ops, func(o Op) bool { return o.layout })
 	}
-	if same, err := pl.t.unchangedBy(res.Ops); err != nil {
+	doc, err := applyTo(pl.t.raw, res.Ops)
+	if err != nil {
 		return Result{}, err
-	} else if same {
+	}
+	if sameJSON(pl.t.raw, doc) {
 		return Result{Warnings: warnings}, nil
 	}
 	return res, nil
