@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -191,9 +192,7 @@ func KeepText(ops []Op, texts map[string]string) []Op {
 		if rec.Text == nil {
 			rec.Text = map[string]string{}
 		}
-		for k, v := range texts {
-			rec.Text[k] = v
-		}
+		maps.Copy(rec.Text, texts)
 		return rec.encode()
 	}
 	switch v := last.Value.(type) {
