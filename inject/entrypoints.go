@@ -238,10 +238,6 @@ type ImageConfig struct {
 // no command of its own (only args, or nothing).
 func NeedsImage(c *corev1.Container) bool { return len(c.Command) == 0 }
 
-// errNoCommand is returned when neither the Pod nor the image says what to
-// run: the kubelet would fail the container with "no command specified".
-var errNoCommand = errors.New("no command: the container has neither command nor args, and its image has neither ENTRYPOINT nor CMD")
-
 // Effective is the command line the container runs, in the form the
 // container's args take (so the kubelet's $(VAR) expansion applies to it
 // exactly as before). It follows the rule the kubelet and the container
@@ -273,8 +269,8 @@ func Effective(c *corev1.Container, img *ImageConfig) ([]string, error) {
 	} else {
 		line = append(line, escapeAll(img.Cmd)...)
 	}
-	if len(line) == 0 {
-		return nil, errNoCommand
+	if len(line) == 0 { // the kubelet would fail the container with "no command specified"
+		return nil, errors.New("no command: the container has neither command nor args, and its image has neither ENTRYPOINT nor CMD")
 	}
 	return line, nil
 }

@@ -79,30 +79,18 @@ const (
 // injecting it in another mode takes the old form out and puts the new
 // one in.
 func PrepareFor(data []byte, target Target) (*Plan, error) {
-	t, err := readTemplate(data)
-	if err != nil {
-		return nil, err
-	}
-	return prepare(t, target)
+	return target.prepare(readTemplate(data))
 }
 
 // PrepareParsedFor is PrepareFor of data that Parse decoded into p
 // already (p.Object is the template's from then on).
 func PrepareParsedFor(data []byte, p Parsed, target Target) (*Plan, error) {
-	t, err := parsedTemplate(data, p)
-	if err != nil {
-		return nil, err
-	}
-	return prepare(t, target)
+	return target.prepare(parsedTemplate(data, p))
 }
 
 // PrepareDecodedFor is PrepareDecoded with the form chosen for target.
 func PrepareDecodedFor(raw map[string]any, target Target) (*Plan, error) {
-	t, err := readDecoded(raw)
-	if err != nil {
-		return nil, err
-	}
-	return prepare(t, target)
+	return target.prepare(readDecoded(raw))
 }
 
 // NativeMinor is the first minor version of Kubernetes 1 whose native

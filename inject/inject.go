@@ -72,7 +72,11 @@ func PrepareDecoded(raw map[string]any) (*Plan, error) {
 	return PrepareDecodedFor(raw, Target{Mode: ModePair})
 }
 
-func prepare(t *template, target Target) (*Plan, error) {
+// prepare is PrepareFor of the template t, once read without error.
+func (target Target) prepare(t *template, err error) (*Plan, error) {
+	if err != nil {
+		return nil, err
+	}
 	switch target.Mode {
 	case "":
 		target.Mode = ModePair
@@ -82,7 +86,6 @@ func prepare(t *template, target Target) (*Plan, error) {
 	}
 	pl := &Plan{t: t, orig: t, target: target}
 	if Injected(t.annotations) {
-		var err error
 		if pl.prev, err = uninject(t); err != nil {
 			return nil, err
 		}
@@ -175,9 +178,9 @@ func (pl *Plan) leave(why string) *Plan {
 	pl.p = nil
 	if pl.prev.ops != nil {
 		pl.takeOut = why
-		return pl
+	} else {
+		pl.nothing = why
 	}
-	pl.nothing = why
 	return pl
 }
 

@@ -14,25 +14,21 @@ import (
 // injecting again gives the same Pod. A template without job-signal gives
 // no changes.
 func Uninject(data []byte) (Result, error) {
-	t, err := readTemplate(data)
-	if err != nil {
-		return Result{}, err
-	}
-	return uninjectTemplate(t)
+	return uninjectTemplate(readTemplate(data))
 }
 
 // UninjectDecoded is Uninject of a template decoded already, as
 // readTemplate decodes its JSON (numbers as json.Number). raw is not
 // changed.
 func UninjectDecoded(raw map[string]any) (Result, error) {
-	t, err := readDecoded(raw)
+	return uninjectTemplate(readDecoded(raw))
+}
+
+// uninjectTemplate is Uninject of the template t, once read without error.
+func uninjectTemplate(t *template, err error) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return uninjectTemplate(t)
-}
-
-func uninjectTemplate(t *template) (Result, error) {
 	if Injected(t.annotations) {
 		u, err := uninject(t)
 		return Result{Ops: u.ops}, err
