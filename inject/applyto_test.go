@@ -107,7 +107,7 @@ func TestApplyToAsApply(t *testing.T) {
 		if !checkAsApply(t, injected, again.prev.ops) {
 			t.Fatalf("%s: the undo does not apply", in)
 		}
-		redo, _, err := injectOps(again.orig, again.p, sh.images, again.prev.known, again.prev.text, "ghcr.io/job-signal/job-signal:v1", choice{}, again.imageStop)
+		redo, _, err := again.injectOps(sh.images, "ghcr.io/job-signal/job-signal:v1", choice{})
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}

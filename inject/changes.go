@@ -9,14 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// injectOps decides the changes that add job-signal to t (a template
-// without it): per wrapped container its command line and mounts, then
-// the layout's init container and volumes, then the record, last.
-// note, when a mode other than pair chose the pair, says so in the record;
-// stops gives a sidecar's image's STOPSIGNAL, which the record keeps.
-func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[string][]string, text map[string]string, installer string, note choice,
-	stops func(name, image string, images map[string]ImageConfig) (string, bool)) ([]Op, []string, error) {
-	rec := record{Version: recordVersion, Form: note.form, Reason: note.reason, Was: map[string]string{}, Text: text, Signals: note.signals}
+// injectOps decides the changes that add job-signal to the template
+// without it (pl.orig): per wrapped container its command line and mounts,
+// then the layout's init container and volumes, then the record, last.
+// note, when a mode other than pair chose the pair, says so in the record.
+func (pl *Plan) injectOps(images map[string]ImageConfig, installer string, note choice) ([]Op, []string, error) {
+	t, p := pl.orig, pl.p
+	rec := record{Version: recordVersion, Form: note.form, Reason: note.reason, Was: map[string]string{}, Text: pl.prev.text, Signals: note.signals}
 	if rec.Signals == nil {
 		rec.Signals = map[string]string{}
 	}
@@ -35,7 +34,7 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		if cfg, ok := images[c.Image]; ok {
 			img = &cfg
 		}
-		line := known[c.Name]
+		line := pl.prev.known[c.Name]
 		if line == nil {
 			var err error
 			if line, err = Effective(c, img); err != nil {
@@ -44,7 +43,7 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		}
 		command := append(append([]string{JobSignalPath}, p.mainFlags()...), "--")
 		if r == roleSidecar {
-			stop, _ := stops(c.Name, c.Image, images)
+			stop, _ := pl.imageStop(c.Name, c.Image, images)
 			if imageDecides(c.Name, stop, p.known[c.Name]) {
 				rec.Signals[c.Name] = stop // injecting again, without the image, would lose it
 			}

@@ -264,7 +264,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 			note = ch
 		}
 		var err error
-		if ops, warnings, err = injectOps(pl.orig, pl.p, images, pl.prev.known, pl.prev.text, installer, note, pl.imageStop); err != nil {
+		if ops, warnings, err = pl.injectOps(images, installer, note); err != nil {
 			return Result{}, err
 		}
 	}
