@@ -196,8 +196,8 @@ func installValue(image string) Fields {
 // imageDecides says whether the image's STOPSIGNAL stop gives sidecar
 // name another stop signal than it has without its image.
 func imageDecides(name, stop string, k *KnownSidecar) bool {
-	with, _, _ := stopSignalOf(name, stop, k)
-	without, _, _ := stopSignalOf(name, "", k)
+	with, _ := stopSignalOf(name, stop, k)
+	without, _ := stopSignalOf(name, "", k)
 	return with != without
 }
 

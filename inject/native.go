@@ -201,11 +201,7 @@ func uninjectNative(t *template, rec record) (undone, error) {
 		containers++
 	}
 	if was := rec.Was["initContainers"]; was != "" && len(init) == 0 {
-		if was == "absent" {
-			u.ops = append(u.ops, Op{Op: "remove", Path: spec + "/initContainers"})
-		} else {
-			u.ops = append(u.ops, Op{Op: "replace", Path: spec + "/initContainers", Value: nil, Text: rec.Text["initContainers"]})
-		}
+		u.ops = append(u.ops, undoAdd(spec+"/initContainers", was, rec.Text["initContainers"]))
 	}
 	u.ops = append(u.ops, removeAnnotation(t, rec)...)
 	return u, nil

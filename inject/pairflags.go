@@ -56,7 +56,7 @@ func (p *plan) sidecarValues(name string, line []string, stopSignal string) (map
 	}
 	var warnings []string
 	if _, ok := values["stop-signal"]; !ok {
-		sig, _, warning := stopSignalOf(name, stopSignal, k)
+		sig, warning := stopSignalOf(name, stopSignal, k)
 		if sig != "" {
 			values["stop-signal"] = sig
 		}

@@ -139,10 +139,7 @@ func removeItems(base, key string, obj map[string]any, was, text string, names .
 	}
 	path := base + "/" + key
 	if len(found) == len(list) && was != "" {
-		if was == "absent" {
-			return []Op{{Op: "remove", Path: path}}
-		}
-		return []Op{{Op: "replace", Path: path, Value: nil, Text: text}}
+		return []Op{undoAdd(path, was, text)}
 	}
 	var ops []Op
 	for i := len(found) - 1; i >= 0; i-- {
@@ -151,16 +148,22 @@ func removeItems(base, key string, obj map[string]any, was, text string, names .
 	return ops
 }
 
+// undoAdd takes back a value added where there was none: the place is
+// removed again (was "absent") or set back to null, with its source text.
+func undoAdd(path, was, text string) Op {
+	if was == "absent" {
+		return Op{Op: "remove", Path: path}
+	}
+	return Op{Op: "replace", Path: path, Value: nil, Text: text}
+}
+
 // removeAnnotation removes the record, and metadata or annotations when
 // Inject created them and nothing else is in them now.
 func removeAnnotation(t *template, rec record) []Op {
 	others := len(t.annotations) > 1
 	switch {
 	case rec.Was["metadata"] != "" && !others && len(t.raw["metadata"].(map[string]any)) == 1:
-		if rec.Was["metadata"] == "absent" {
-			return []Op{{Op: "remove", Path: "/metadata"}}
-		}
-		return []Op{{Op: "replace", Path: "/metadata", Value: nil, Text: rec.Text["metadata"]}}
+		return []Op{undoAdd("/metadata", rec.Was["metadata"], rec.Text["metadata"])}
 	case (rec.Was["annotations"] != "" || rec.Was["metadata"] != "") && !others:
 		if rec.Was["annotations"] == "null" {
 			return []Op{{Op: "replace", Path: "/metadata/annotations", Value: nil, Text: rec.Text["annotations"]}}
