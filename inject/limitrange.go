@@ -56,16 +56,8 @@ func FitLimitRanges(raw []byte, before *corev1.Pod, ops []Op, ranges []corev1.Li
 	}
 	// What the Pod violated before stays its own; what only the injected
 	// Pod violates is job-signal's.
-	had := map[string]bool{}
-	for _, v := range limitRangeViolations(before, ranges) {
-		had[v] = true
-	}
-	var added []string
-	for _, v := range limitRangeViolations(after, ranges) {
-		if !had[v] {
-			added = append(added, v)
-		}
-	}
+	had := limitRangeViolations(before, ranges)
+	added := slices.DeleteFunc(limitRangeViolations(after, ranges), func(v string) bool { return slices.Contains(had, v) })
 	if len(added) > 0 {
 		return nil, fmt.Errorf("with job-signal, the namespace's LimitRange would refuse the Pod: %s", strings.Join(added, "; "))
 	}
