@@ -187,14 +187,12 @@ func exitCodesJudged(pod podNeeds) obstacle {
 			continue
 		}
 		q := strconv.Quote(s.name)
+		rule, fix := "", fmt.Sprintf("take sidecar %s out of the onExitCodes rules of the Job's podFailurePolicy", q)
 		if pod.exitCodes.all {
-			return obstacle{ClassPodFailurePolicy,
-				fmt.Sprintf("the Job's podFailurePolicy judges sidecar %s's exit code (a rule without containerName), which native sidecars change: 143 or 137 when stopped, 0 in the pair", q),
-				"give every onExitCodes rule of the Job's podFailurePolicy the main container's containerName"}
+			rule, fix = " (a rule without containerName)", "give every onExitCodes rule of the Job's podFailurePolicy the main container's containerName"
 		}
 		return obstacle{ClassPodFailurePolicy,
-			fmt.Sprintf("the Job's podFailurePolicy judges sidecar %s's exit code, which native sidecars change: 143 or 137 when stopped, 0 in the pair", q),
-			fmt.Sprintf("take sidecar %s out of the onExitCodes rules of the Job's podFailurePolicy", q)}
+			fmt.Sprintf("the Job's podFailurePolicy judges sidecar %s's exit code%s, which native sidecars change: 143 or 137 when stopped, 0 in the pair", q, rule), fix}
 	}
 	return obstacle{}
 }
