@@ -163,36 +163,27 @@ func (w *writer) walk(node any, rest string, last func(container any, key string
 	if !more {
 		return last(node, token)
 	}
+	var child any
 	switch n := node.(type) {
 	case map[string]any:
-		child, ok := n[token]
-		if !ok || child == nil {
-			return nil, fmt.Errorf("no object or list at %q", token)
-		}
-		c, err := w.walk(child, rest, last)
-		if err != nil {
-			return nil, err
-		}
-		n = w.ownMap(n)
-		n[token] = c
-		return n, nil
+		child = n[token]
 	case []any:
 		i, err := listIndex(token, len(n), false)
 		if err != nil {
 			return nil, err
 		}
-		if n[i] == nil {
-			return nil, fmt.Errorf("no object or list at %q", token)
-		}
-		c, err := w.walk(n[i], rest, last)
-		if err != nil {
-			return nil, err
-		}
-		n = w.ownList(n)
-		n[i] = c
-		return n, nil
+		child = n[i]
+	default:
+		return nil, fmt.Errorf("a %s, not an object or a list, on the way", kindOf(node))
 	}
-	return nil, fmt.Errorf("a %s, not an object or a list, on the way", kindOf(node))
+	if child == nil {
+		return nil, fmt.Errorf("no object or list at %q", token)
+	}
+	c, err := w.walk(child, rest, last)
+	if err != nil {
+		return nil, err
+	}
+	return w.put(node, token, c, false)
 }
 
 // put sets key of an object, or the list item at key: inserted (add:

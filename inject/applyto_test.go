@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"testing"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -106,11 +107,11 @@ func TestApplyToAsApply(t *testing.T) {
 		if !checkAsApply(t, injected, again.prev.ops) {
 			t.Fatalf("%s: the undo does not apply", in)
 		}
-		redo, _, err := injectOps(again.orig, again.p, sh.images, again.prev.known, again.prev.text, "ghcr.io/job-signal/job-signal:v1", choice{}, again.imageStop)
+		redo, _, err := again.injectOps(sh.images, "ghcr.io/job-signal/job-signal:v1", choice{})
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
-		changes := append(keepLayout(again.prev.ops), keepLayout(redo)...)
+		changes := slices.DeleteFunc(slices.Concat(again.prev.ops, redo), func(o Op) bool { return o.layout })
 		if !checkAsApply(t, injected, changes) || !sameJSON(decodeDoc(t, injected), must(applyTo(decodeDoc(t, injected), changes))) {
 			t.Fatalf("%s: injecting again is not seen as no change", in)
 		}

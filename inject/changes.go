@@ -9,14 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// injectOps decides the changes that add job-signal to t (a template
-// without it): per wrapped container its command line and mounts, then
-// the layout's init container and volumes, then the record, last.
-// note, when a mode other than pair chose the pair, says so in the record;
-// stops gives a sidecar's image's STOPSIGNAL, which the record keeps.
-func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[string][]string, text map[string]string, installer string, note choice,
-	stops func(name, image string, images map[string]ImageConfig) (string, bool)) ([]Op, []string, error) {
-	rec := record{Version: recordVersion, Form: note.form, Reason: note.reason, Was: map[string]string{}, Text: text, Signals: note.signals}
+// injectOps decides the changes that add job-signal to the template
+// without it (pl.orig): per wrapped container its command line and mounts,
+// then the layout's init container and volumes, then the record, last.
+// note, when a mode other than pair chose the pair, says so in the record.
+func (pl *Plan) injectOps(images map[string]ImageConfig, installer string, note choice) ([]Op, []string, error) {
+	t, p := pl.orig, pl.p
+	rec := record{Version: recordVersion, Form: note.form, Reason: note.reason, Was: map[string]string{}, Text: pl.prev.text, Signals: note.signals}
 	if rec.Signals == nil {
 		rec.Signals = map[string]string{}
 	}
@@ -35,7 +34,7 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		if cfg, ok := images[c.Image]; ok {
 			img = &cfg
 		}
-		line := known[c.Name]
+		line := pl.prev.known[c.Name]
 		if line == nil {
 			var err error
 			if line, err = Effective(c, img); err != nil {
@@ -44,7 +43,7 @@ func injectOps(t *template, p *plan, images map[string]ImageConfig, known map[st
 		}
 		command := append(append([]string{JobSignalPath}, p.mainFlags()...), "--")
 		if r == roleSidecar {
-			stop, _ := stops(c.Name, c.Image, images)
+			stop, _ := pl.imageStop(c.Name, c.Image, images)
 			if imageDecides(c.Name, stop, p.known[c.Name]) {
 				rec.Signals[c.Name] = stop // injecting again, without the image, would lose it
 			}
@@ -197,7 +196,57 @@ func installValue(image string) Fields {
 // imageDecides says whether the image's STOPSIGNAL stop gives sidecar
 // name another stop signal than it has without its image.
 func imageDecides(name, stop string, k *KnownSidecar) bool {
-	with, _, _ := stopSignalOf(name, stop, k)
-	without, _, _ := stopSignalOf(name, "", k)
+	with, _ := stopSignalOf(name, stop, k)
+	without, _ := stopSignalOf(name, "", k)
 	return with != without
+}
+
+// fieldsBefore and fieldsAfter are Kubernetes' own field order, as
+// kubectl get and the API reference write objects, for the members
+// Inject adds: a new member goes before the first of fieldsBefore that
+// is there, else after the first of fieldsAfter that is there.
+var (
+	fieldsBefore = map[string][]string{"command": {"args", "workingDir"}, "args": {"workingDir"}, "initContainers": {"containers"}, "metadata": {"spec"},
+		// The native form's additions to a container, and to its lifecycle.
+		"restartPolicy": {"restartPolicyRules", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
+			"terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty"},
+		"startupProbe": {"lifecycle", "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty"},
+		"lifecycle":    {"terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty"},
+		"preStop":      {"stopSignal"},
+	}
+	fieldsAfter = map[string][]string{"command": {"image", "name"}, "args": {"command", "image", "name"},
+		"restartPolicy": containerBefore("restartPolicy"), "startupProbe": containerBefore("startupProbe"), "lifecycle": containerBefore("lifecycle"),
+		"preStop": {"postStart"},
+	}
+)
+
+// containerFields are a container's members in Kubernetes' order (the
+// fields of corev1.Container).
+var containerFields = []string{"name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources", "resizePolicy",
+	"restartPolicy", "restartPolicyRules", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
+	"terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty"}
+
+// containerBefore lists the container's members before key, nearest first.
+func containerBefore(key string) []string {
+	before := slices.Clone(containerFields[:slices.Index(containerFields, key)])
+	slices.Reverse(before)
+	return before
+}
+
+// FieldIndex is where a person puts the new member key among the members
+// keys of an object, in their order: the index to insert it at. A front
+// end that writes source text puts Inject's additions there; the others
+// go last.
+func FieldIndex(keys []string, key string) int {
+	for _, b := range fieldsBefore[key] {
+		if i := slices.Index(keys, b); i >= 0 {
+			return i
+		}
+	}
+	for _, a := range fieldsAfter[key] {
+		if i := slices.Index(keys, a); i >= 0 {
+			return i + 1
+		}
+	}
+	return len(keys)
 }

@@ -25,24 +25,15 @@ type candidate struct {
 // Anything else is a question only the author can answer: the error names
 // the containers and the annotation to set. It never guesses.
 func chooseMain(containers []candidate, s settings, defaultContainer string) (string, error) {
-	annotated, hasAnnotated := s.main, s.hasMain
-	find := func(name string) *candidate {
-		for i := range containers {
-			if containers[i].name == name {
-				return &containers[i]
-			}
-		}
-		return nil
-	}
-	if hasAnnotated {
-		if len(annotated) != 1 {
+	if s.hasMain {
+		if len(s.main) != 1 {
 			return "", fmt.Errorf("annotation %s%s: name exactly one container (got %d): a Pod has one job; leave other containers that end by themselves to Kubernetes with %s%s",
-				Prefix, keyMain, len(annotated), Prefix, keyIgnore)
+				Prefix, keyMain, len(s.main), Prefix, keyIgnore)
 		}
-		return checkChosen(find(annotated[0]), annotated[0], Prefix+keyMain)
+		return checkChosen(containers, s.main[0], Prefix+keyMain)
 	}
 	if defaultContainer != "" {
-		return checkChosen(find(defaultContainer), defaultContainer, AnnotationDefaultContainer)
+		return checkChosen(containers, defaultContainer, AnnotationDefaultContainer)
 	}
 	named := namedSidecars(s)
 	var left, sidecars []string
@@ -106,11 +97,12 @@ func namedSidecars(s settings) map[string]string {
 
 // checkChosen refuses an annotation naming a container that cannot be the
 // job.
-func checkChosen(c *candidate, name, annotation string) (string, error) {
+func checkChosen(containers []candidate, name, annotation string) (string, error) {
+	i := slices.IndexFunc(containers, func(c candidate) bool { return c.name == name })
 	switch {
-	case c == nil:
+	case i < 0:
 		return "", fmt.Errorf("annotation %s: %q is not a container of this Pod", annotation, name)
-	case c.ignored:
+	case containers[i].ignored:
 		return "", fmt.Errorf("annotation %s: %q is ignored (%s%s)", annotation, name, Prefix, keyIgnore)
 	}
 	return name, nil

@@ -243,7 +243,7 @@ func TestStopSignalOf(t *testing.T) {
 		{"SIGWINCH", nginx, "QUIT", "SIGWINCH"},
 		{"", nil, "", ""},
 	} {
-		got, _, warning := stopSignalOf("c", tc.image, tc.k)
+		got, warning := stopSignalOf("c", tc.image, tc.k)
 		if got != tc.want || (tc.warningOn == "") != (warning == "") || !strings.Contains(warning, tc.warningOn) {
 			t.Errorf("image %q: got %q (warning %q), want %q", tc.image, got, warning, tc.want)
 		}

@@ -196,22 +196,22 @@ func findFlag(line []string, name string) (i int, value string, hasValue bool) {
 // STOPSIGNAL (what the kubelet itself would send), else the known
 // sidecar's; "" for TERM. An image's signal sidecar-watch cannot send
 // gives a warning and the table's or TERM.
-func stopSignalOf(c string, image string, k *KnownSidecar) (value, from, warning string) {
+func stopSignalOf(c string, image string, k *KnownSidecar) (value, warning string) {
 	if image != "" {
 		name := signalName(image)
 		if _, err := sidecarspec.StopSignal(name); err == nil {
 			if name == "TERM" {
-				return "", "", ""
+				return "", ""
 			}
-			return name, "its image's STOPSIGNAL", ""
+			return name, ""
 		}
 		warning = fmt.Sprintf("container %q: its image's STOPSIGNAL %s is not a signal sidecar-watch sends (%s); set %sstop-signal.%s",
 			c, image, strings.Join(sidecarspec.StopSignalNames(), ", "), Prefix, c)
 	}
 	if k != nil && k.StopSignal != "" {
-		return k.StopSignal, "the known sidecar " + k.Name, warning
+		return k.StopSignal, warning
 	}
-	return "", "", warning
+	return "", warning
 }
 
 // signalName normalises an image's STOPSIGNAL ("SIGQUIT", "3", "quit") to

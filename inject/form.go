@@ -1,7 +1,11 @@
 package inject
 
 import (
+	"cmp"
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -75,28 +79,89 @@ const (
 // injecting it in another mode takes the old form out and puts the new
 // one in.
 func PrepareFor(data []byte, target Target) (*Plan, error) {
-	t, err := readTemplate(data)
-	if err != nil {
-		return nil, err
-	}
-	return prepare(t, target)
+	return target.prepare(readTemplate(data))
 }
 
 // PrepareParsedFor is PrepareFor of data that Parse decoded into p
 // already (p.Object is the template's from then on).
 func PrepareParsedFor(data []byte, p Parsed, target Target) (*Plan, error) {
-	t, err := parsedTemplate(data, p)
-	if err != nil {
-		return nil, err
-	}
-	return prepare(t, target)
+	return target.prepare(parsedTemplate(data, p))
 }
 
 // PrepareDecodedFor is PrepareDecoded with the form chosen for target.
 func PrepareDecodedFor(raw map[string]any, target Target) (*Plan, error) {
-	t, err := readDecoded(raw)
-	if err != nil {
-		return nil, err
+	return target.prepare(readDecoded(raw))
+}
+
+// NativeMinor is the first minor version of Kubernetes 1 whose native
+// sidecars (the SidecarContainers feature, KEP-753) are stable with their
+// feature gate locked on, in the API server and the kubelet alike. Before
+// it the gate can be off in any kubelet, which the API server cannot see:
+// such a kubelet runs a native sidecar as an ordinary init container that
+// never ends, and the Pod never starts. Native sidecars are chosen only
+// where the API server and every Node's kubelet are at least 1.33
+// (Istio's rule for its own native sidecars, for the same reason).
+const NativeMinor = 33
+
+var kubeVersionRE = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.\d+)?([-+][0-9A-Za-z.+-]*)?$`)
+
+// ParseKubeVersion reads a Kubernetes version as the API server, a
+// kubelet or a user writes it (v1.29, 1.30.2, v1.31.0-gke.1): its minor
+// version within 1.x.
+func ParseKubeVersion(s string) (minor int, err error) {
+	m := kubeVersionRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("%q is not a Kubernetes version (vMAJOR.MINOR[.PATCH], e.g. v1.33)", OneLine(s, 80))
 	}
-	return prepare(t, target)
+	if m[1] != "1" {
+		return 0, fmt.Errorf("%q: only Kubernetes 1.x is known", s)
+	}
+	minor, err = strconv.Atoi(m[2])
+	if err != nil {
+		return 0, fmt.Errorf("%q: minor version out of range", s)
+	}
+	return minor, nil
+}
+
+// Node is what the choice of form reads of one Node: its name and the
+// version its kubelet reports (status.nodeInfo.kubeletVersion).
+type Node struct {
+	Name           string
+	KubeletVersion string
+}
+
+// ClusterFrom is what a cluster whose API server reports version server
+// and whose Nodes are nodes offers: native sidecars only when the API
+// server and every kubelet are at least 1.NativeMinor. Reason says which
+// holds them back (the first by name, and how many more). A kubelet
+// version that cannot be read holds them back too. Pure: the webhook's
+// loop and the plugin read the versions, this decides.
+func ClusterFrom(server string, nodes []Node) Cluster {
+	c := Cluster{Known: true, Version: server}
+	minor, err := ParseKubeVersion(server)
+	switch {
+	case err != nil:
+		c.Reason = fmt.Sprintf("the API server's version %s cannot be read", OneLine(server, 80))
+		return c
+	case minor < NativeMinor:
+		c.Reason = fmt.Sprintf("the API server is %s, before 1.%d", server, NativeMinor)
+		return c
+	}
+	var old []Node
+	for _, n := range nodes {
+		if m, err := ParseKubeVersion(n.KubeletVersion); err != nil || m < NativeMinor {
+			old = append(old, n)
+		}
+	}
+	if len(old) == 0 {
+		c.NativeSidecars = true
+		return c
+	}
+	slices.SortFunc(old, func(a, b Node) int { return cmp.Compare(a.Name, b.Name) })
+	c.Reason = fmt.Sprintf("node %s's kubelet is %s, before 1.%d", OneLine(old[0].Name, 80), OneLine(old[0].KubeletVersion, 40), NativeMinor)
+	if len(old) > 1 {
+		c.Reason += fmt.Sprintf(" (and %d more nodes)", len(old)-1)
+	}
+	c.HeldBack = len(old)
+	return c
 }

@@ -72,7 +72,11 @@ func PrepareDecoded(raw map[string]any) (*Plan, error) {
 	return PrepareDecodedFor(raw, Target{Mode: ModePair})
 }
 
-func prepare(t *template, target Target) (*Plan, error) {
+// prepare is PrepareFor of the template t, once read without error.
+func (target Target) prepare(t *template, err error) (*Plan, error) {
+	if err != nil {
+		return nil, err
+	}
 	switch target.Mode {
 	case "":
 		target.Mode = ModePair
@@ -82,11 +86,14 @@ func prepare(t *template, target Target) (*Plan, error) {
 	}
 	pl := &Plan{t: t, orig: t, target: target}
 	if Injected(t.annotations) {
-		var err error
 		if pl.prev, err = uninject(t); err != nil {
 			return nil, err
 		}
-		if pl.orig, err = withoutInjection(t, pl.prev.ops); err != nil {
+		doc, err := applyTo(t.raw, pl.prev.ops)
+		if err != nil {
+			return nil, fmt.Errorf("undo the previous injection: %w", err)
+		}
+		if pl.orig, err = templateOf(doc, nil, false); err != nil {
 			return nil, err
 		}
 	}
@@ -171,9 +178,9 @@ func (pl *Plan) leave(why string) *Plan {
 	pl.p = nil
 	if pl.prev.ops != nil {
 		pl.takeOut = why
-		return pl
+	} else {
+		pl.nothing = why
 	}
-	pl.nothing = why
 	return pl
 }
 
@@ -257,7 +264,7 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 			note = ch
 		}
 		var err error
-		if ops, warnings, err = injectOps(pl.orig, pl.p, images, pl.prev.known, pl.prev.text, installer, note, pl.imageStop); err != nil {
+		if ops, warnings, err = pl.injectOps(images, installer, note); err != nil {
 			return Result{}, err
 		}
 	}
@@ -270,14 +277,15 @@ func (pl *Plan) Inject(images map[string]ImageConfig, installer string) (Result,
 	// the layout's volumes and init container stay as they are (admission
 	// plugins may have changed them since: a token mount, a mirrored
 	// image).
+	res.Ops = slices.Concat(pl.prev.ops, ops)
 	if pl.prev.form == FormPair && ch.form == FormPair {
-		res.Ops = append(keepLayout(pl.prev.ops), keepLayout(ops)...)
-	} else {
-		res.Ops = append(slices.Clone(pl.prev.ops), ops...)
+		res.Ops = slices.DeleteFunc(res.Ops, func(o Op) bool { return o.layout })
 	}
-	if same, err := pl.t.unchangedBy(res.Ops); err != nil {
+	doc, err := applyTo(pl.t.raw, res.Ops)
+	if err != nil {
 		return Result{}, err
-	} else if same {
+	}
+	if sameJSON(pl.t.raw, doc) {
 		return Result{Warnings: warnings}, nil
 	}
 	return res, nil

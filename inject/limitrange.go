@@ -1,3 +1,6 @@
+// LimitRanges: fitting the install container into them and checking the Pod as the plugin will; long because
+// the fit and the check restate one admission plugin and must be read together.
+
 package inject
 
 import (
@@ -8,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -52,16 +56,8 @@ func FitLimitRanges(raw []byte, before *corev1.Pod, ops []Op, ranges []corev1.Li
 	}
 	// What the Pod violated before stays its own; what only the injected
 	// Pod violates is job-signal's.
-	had := map[string]bool{}
-	for _, v := range limitRangeViolations(before, ranges) {
-		had[v] = true
-	}
-	var added []string
-	for _, v := range limitRangeViolations(after, ranges) {
-		if !had[v] {
-			added = append(added, v)
-		}
-	}
+	had := limitRangeViolations(before, ranges)
+	added := slices.DeleteFunc(limitRangeViolations(after, ranges), func(v string) bool { return slices.Contains(had, v) })
 	if len(added) > 0 {
 		return nil, fmt.Errorf("with job-signal, the namespace's LimitRange would refuse the Pod: %s", strings.Join(added, "; "))
 	}
@@ -140,7 +136,14 @@ func fitContainer(r *corev1.ResourceRequirements, ranges []corev1.LimitRange) {
 	if r.Limits == nil {
 		r.Limits = corev1.ResourceList{}
 	}
-	items := containerItems(ranges)
+	var items []corev1.LimitRangeItem
+	for _, lr := range ranges {
+		for _, item := range lr.Spec.Limits {
+			if item.Type == corev1.LimitTypeContainer {
+				items = append(items, item)
+			}
+		}
+	}
 	setDefaults := func(list, defaults corev1.ResourceList) {
 		for name, q := range defaults {
 			if _, ok := list[name]; !ok {
@@ -192,18 +195,6 @@ func fitContainer(r *corev1.ResourceRequirements, ranges []corev1.LimitRange) {
 	}
 }
 
-func containerItems(ranges []corev1.LimitRange) []corev1.LimitRangeItem {
-	var items []corev1.LimitRangeItem
-	for _, lr := range ranges {
-		for _, item := range lr.Spec.Limits {
-			if item.Type == corev1.LimitTypeContainer {
-				items = append(items, item)
-			}
-		}
-	}
-	return items
-}
-
 // divideUp is the least request whose ratio to lim is at most ratio: in
 // millicores for CPU, whole units (bytes) for the rest.
 func divideUp(name corev1.ResourceName, lim, ratio resource.Quantity) resource.Quantity {
@@ -215,4 +206,102 @@ func divideUp(name corev1.ResourceName, lim, ratio resource.Quantity) resource.Q
 		return *resource.NewMilliQuantity(milli, lim.Format)
 	}
 	return *resource.NewQuantity((milli+999)/1000, lim.Format)
+}
+
+// limitRangeViolations is what the LimitRange plugin's check of a Pod
+// says, one text per violation.
+func limitRangeViolations(pod *corev1.Pod, ranges []corev1.LimitRange) []string {
+	var out []string
+	check := func(lr *corev1.LimitRange, item *corev1.LimitRangeItem, what string, req, lim corev1.ResourceList) {
+		for _, rule := range []struct {
+			bounds corev1.ResourceList
+			check  func(corev1.ResourceName, resource.Quantity) string
+		}{
+			{item.Min, func(n corev1.ResourceName, q resource.Quantity) string {
+				return boundViolation(item.Type, n, q, false, req, lim)
+			}},
+			{item.Max, func(n corev1.ResourceName, q resource.Quantity) string {
+				return boundViolation(item.Type, n, q, true, req, lim)
+			}},
+			{item.MaxLimitRequestRatio, func(n corev1.ResourceName, q resource.Quantity) string {
+				return ratioViolation(item.Type, n, q, req, lim)
+			}},
+		} {
+			for _, name := range slices.Sorted(maps.Keys(rule.bounds)) {
+				if e := rule.check(name, rule.bounds[name]); e != "" {
+					out = append(out, fmt.Sprintf("LimitRange %s, %s: %s", lr.Name, what, e))
+				}
+			}
+		}
+	}
+	for i := range ranges {
+		lr := &ranges[i]
+		for j := range lr.Spec.Limits {
+			item := &lr.Spec.Limits[j]
+			switch item.Type {
+			case corev1.LimitTypeContainer:
+				for _, c := range append(slices.Clip(pod.Spec.InitContainers), pod.Spec.Containers...) {
+					check(lr, item, "container "+c.Name, c.Resources.Requests, c.Resources.Limits)
+				}
+			case corev1.LimitTypePod:
+				check(lr, item, "the Pod", resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
+					resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{}))
+			}
+		}
+	}
+	return out
+}
+
+// values compares in milli-units where none overflows, as the plugin does.
+func values(req, lim, enforced resource.Quantity) (int64, int64, int64) {
+	r, l, e := req.Value(), lim.Value(), enforced.Value()
+	if r <= resource.MaxMilliValue && l <= resource.MaxMilliValue && e <= resource.MaxMilliValue {
+		return req.MilliValue(), lim.MilliValue(), enforced.MilliValue()
+	}
+	return r, l, e
+}
+
+// boundViolation is the plugin's check of a min (atMost false) or a max
+// (atMost true): the side the bound requires (a request for a min, a
+// limit for a max) is there, and both sides are within the bound.
+func boundViolation(kind corev1.LimitType, name corev1.ResourceName, bound resource.Quantity, atMost bool, request, limit corev1.ResourceList) string {
+	word, needed, neededName, other, otherName := "minimum", request, "request", limit, "limit"
+	if atMost {
+		word, needed, neededName, other, otherName = "maximum", limit, "limit", request, "request"
+	}
+	q, has := needed[name]
+	o, hasOther := other[name]
+	x, y, e := values(q, o, bound)
+	beyond := func(v int64) bool { return atMost && v > e || !atMost && v < e }
+	switch {
+	case !has:
+		return fmt.Sprintf("%s %s usage per %s is %s, and no %s is specified", word, name, kind, bound.String(), neededName)
+	case beyond(x):
+		return fmt.Sprintf("%s %s usage per %s is %s, but %s is %s", word, name, kind, bound.String(), neededName, q.String())
+	case hasOther && beyond(y):
+		return fmt.Sprintf("%s %s usage per %s is %s, but %s is %s", word, name, kind, bound.String(), otherName, o.String())
+	}
+	return ""
+}
+
+func ratioViolation(kind corev1.LimitType, name corev1.ResourceName, ratio resource.Quantity, request, limit corev1.ResourceList) string {
+	req, hasReq := request[name]
+	lim, hasLim := limit[name]
+	r, l, _ := values(req, lim, ratio)
+	switch {
+	case !hasReq || r == 0:
+		return fmt.Sprintf("%s max limit to request ratio per %s is %s, but no request is specified or request is 0", name, kind, ratio.String())
+	case !hasLim || l == 0:
+		return fmt.Sprintf("%s max limit to request ratio per %s is %s, but no limit is specified or limit is 0", name, kind, ratio.String())
+	}
+	observed := float64(l) / float64(r)
+	max := float64(ratio.Value())
+	if ratio.Value() <= resource.MaxMilliValue {
+		observed *= 1000
+		max = float64(ratio.MilliValue())
+	}
+	if observed > max {
+		return fmt.Sprintf("%s max limit to request ratio per %s is %s, but provided ratio is %f", name, kind, ratio.String(), float64(l)/float64(r))
+	}
+	return ""
 }

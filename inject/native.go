@@ -168,10 +168,7 @@ func uninjectNative(t *template, rec record) (undone, error) {
 	for i, c := range t.spec.InitContainers {
 		init[i] = c.Name
 	}
-	containers := make([]string, len(t.spec.Containers))
-	for i, c := range t.spec.Containers {
-		containers[i] = c.Name
-	}
+	containers := len(t.spec.Containers)
 	rawInit, _ := t.rawSpec["initContainers"].([]any)
 	spec := Pointer("spec")
 	for _, m := range rec.Moved {
@@ -196,19 +193,15 @@ func uninjectNative(t *template, rec record) (undone, error) {
 	slices.SortStableFunc(back, func(a, b movedRecord) int { return a.Index - b.Index })
 	for _, m := range back {
 		j := slices.Index(init, m.Name)
-		if m.Index < 0 || m.Index > len(containers) {
+		if m.Index < 0 || m.Index > containers {
 			return u, edited
 		}
 		u.ops = append(u.ops, Op{Op: "move", From: spec + "/initContainers/" + index(j), Path: spec + "/containers/" + index(m.Index)})
 		init = slices.Delete(init, j, j+1)
-		containers = slices.Insert(containers, m.Index, m.Name)
+		containers++
 	}
 	if was := rec.Was["initContainers"]; was != "" && len(init) == 0 {
-		if was == "absent" {
-			u.ops = append(u.ops, Op{Op: "remove", Path: spec + "/initContainers"})
-		} else {
-			u.ops = append(u.ops, Op{Op: "replace", Path: spec + "/initContainers", Value: nil, Text: rec.Text["initContainers"]})
-		}
+		u.ops = append(u.ops, undoAdd(spec+"/initContainers", was, rec.Text["initContainers"]))
 	}
 	u.ops = append(u.ops, removeAnnotation(t, rec)...)
 	return u, nil

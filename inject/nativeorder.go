@@ -62,13 +62,13 @@ func startOrder(pod podNeeds, adds map[string]nativeSidecar) ([]string, obstacle
 			}
 		}
 	}
+	var before map[string][]string // at the end, every kind's edges
 	for _, kind := range []edgeKind{byAnnotation, byProbe, byProxy} {
-		before := beforeMap(edges, kind)
+		before = beforeMap(edges, kind)
 		if cycle := sidecarname.FindCycle(names, lookup(before)); cycle != nil {
 			return nil, cycleObstacle(cycle, edges, kind)
 		}
 	}
-	before := beforeMap(edges, byProxy)
 	var order []string
 	placed := map[string]bool{}
 	for len(order) < len(names) {

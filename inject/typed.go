@@ -201,7 +201,6 @@ type field struct {
 
 var (
 	typeInfos       sync.Map // reflect.Type → *typeInfo, complete
-	typeInfoMu      sync.Mutex
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 	// valueUnmarshalers are the JSON unmarshalers typedFrom gives their
@@ -218,14 +217,9 @@ func infoOf(t reflect.Type) *typeInfo {
 	if info, ok := typeInfos.Load(t); ok {
 		return info.(*typeInfo)
 	}
-	typeInfoMu.Lock()
-	defer typeInfoMu.Unlock()
-	if info, ok := typeInfos.Load(t); ok { // built while this call waited
-		return info.(*typeInfo)
-	}
-	info := buildInfo(t, map[reflect.Type]*typeInfo{})
-	typeInfos.Store(t, info)
-	return info
+	// Two first uses at once may both build it: the same, and one is kept.
+	info, _ := typeInfos.LoadOrStore(t, buildInfo(t, map[reflect.Type]*typeInfo{}))
+	return info.(*typeInfo)
 }
 
 // buildInfo works out t's typeInfo and those of the types it reaches;

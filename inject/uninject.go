@@ -2,6 +2,7 @@ package inject
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,25 +14,21 @@ import (
 // injecting again gives the same Pod. A template without job-signal gives
 // no changes.
 func Uninject(data []byte) (Result, error) {
-	t, err := readTemplate(data)
-	if err != nil {
-		return Result{}, err
-	}
-	return uninjectTemplate(t)
+	return uninjectTemplate(readTemplate(data))
 }
 
 // UninjectDecoded is Uninject of a template decoded already, as
 // readTemplate decodes its JSON (numbers as json.Number). raw is not
 // changed.
 func UninjectDecoded(raw map[string]any) (Result, error) {
-	t, err := readDecoded(raw)
+	return uninjectTemplate(readDecoded(raw))
+}
+
+// uninjectTemplate is Uninject of the template t, once read without error.
+func uninjectTemplate(t *template, err error) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return uninjectTemplate(t)
-}
-
-func uninjectTemplate(t *template) (Result, error) {
 	if Injected(t.annotations) {
 		u, err := uninject(t)
 		return Result{Ops: u.ops}, err
@@ -142,10 +139,7 @@ func removeItems(base, key string, obj map[string]any, was, text string, names .
 	}
 	path := base + "/" + key
 	if len(found) == len(list) && was != "" {
-		if was == "absent" {
-			return []Op{{Op: "remove", Path: path}}
-		}
-		return []Op{{Op: "replace", Path: path, Value: nil, Text: text}}
+		return []Op{undoAdd(path, was, text)}
 	}
 	var ops []Op
 	for i := len(found) - 1; i >= 0; i-- {
@@ -154,16 +148,22 @@ func removeItems(base, key string, obj map[string]any, was, text string, names .
 	return ops
 }
 
+// undoAdd takes back a value added where there was none: the place is
+// removed again (was "absent") or set back to null, with its source text.
+func undoAdd(path, was, text string) Op {
+	if was == "absent" {
+		return Op{Op: "remove", Path: path}
+	}
+	return Op{Op: "replace", Path: path, Value: nil, Text: text}
+}
+
 // removeAnnotation removes the record, and metadata or annotations when
 // Inject created them and nothing else is in them now.
 func removeAnnotation(t *template, rec record) []Op {
 	others := len(t.annotations) > 1
 	switch {
 	case rec.Was["metadata"] != "" && !others && len(t.raw["metadata"].(map[string]any)) == 1:
-		if rec.Was["metadata"] == "absent" {
-			return []Op{{Op: "remove", Path: "/metadata"}}
-		}
-		return []Op{{Op: "replace", Path: "/metadata", Value: nil, Text: rec.Text["metadata"]}}
+		return []Op{undoAdd("/metadata", rec.Was["metadata"], rec.Text["metadata"])}
 	case (rec.Was["annotations"] != "" || rec.Was["metadata"] != "") && !others:
 		if rec.Was["annotations"] == "null" {
 			return []Op{{Op: "replace", Path: "/metadata/annotations", Value: nil, Text: rec.Text["annotations"]}}
@@ -191,9 +191,7 @@ func KeepText(ops []Op, texts map[string]string) []Op {
 		if rec.Text == nil {
 			rec.Text = map[string]string{}
 		}
-		for k, v := range texts {
-			rec.Text[k] = v
-		}
+		maps.Copy(rec.Text, texts)
 		return rec.encode()
 	}
 	switch v := last.Value.(type) {

@@ -67,7 +67,13 @@ func unwrap(t *template) ([]Op, error) {
 	if !hasWaitFor && len(sidecars) > 0 || hasWaitFor && !slices.Equal(waitFor, sidecars) {
 		set["wait-for"] = strings.Join(waitFor, ",")
 	}
-	return append(ops, addAnnotations(t, set)...), nil
+	// The flags as annotations under Prefix, in order.
+	keys := slices.Sorted(maps.Keys(set))
+	all := make(Fields, len(keys))
+	for i, k := range keys {
+		all[i] = Field{Prefix + k, set[k]}
+	}
+	return append(ops, annotationOps(t.metadata, t.annState, all)...), nil
 }
 
 // unwrapContainer restores one container's command line and mounts: the
@@ -127,17 +133,6 @@ func sidecarAnnotations(name string, flags []flag, set map[string]string) error 
 		}
 	}
 	return nil
-}
-
-// addAnnotations sets annotations under Prefix, creating metadata and
-// annotations when they are absent or null.
-func addAnnotations(t *template, set map[string]string) []Op {
-	keys := slices.Sorted(maps.Keys(set))
-	all := make(Fields, len(keys))
-	for i, k := range keys {
-		all[i] = Field{Prefix + k, set[k]}
-	}
-	return annotationOps(t.metadata, t.annState, all)
 }
 
 // wrapper returns "job-signal" or "sidecar-watch" when program is one of
