@@ -28,7 +28,7 @@ func (d *demo) pod(s scene, dir, addr, config string) []*container {
 			d.self, "workload", "config", addr, config}},
 		{name: "logs", args: []string{sw, "--name", "logs", "--", d.self, "workload", "logs"}},
 		{name: "job", args: []string{filepath.Join(d.bin, "job-signal"), "--wait-for", "proxy,config", "--",
-			d.self, "workload", "job", addr, s.job.arg()}},
+			d.self, "workload", "job", addr, s.job}},
 	}
 }
 
