@@ -172,13 +172,8 @@ func logRecord(raw string) (line, bool) {
 		who = "job"
 	}
 	var text bytes.Buffer
-	h := slog.NewTextHandler(&text, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-		if len(groups) == 0 && a.Key == slog.TimeKey {
-			return slog.Attr{}
-		}
-		return a
-	}})
-	r := slog.NewRecord(at, level, msg, 0)
+	h := slog.NewTextHandler(&text, &slog.HandlerOptions{Level: slog.LevelDebug})
+	r := slog.NewRecord(time.Time{}, level, msg, 0) // no time: the handler leaves it out
 	r.AddAttrs(attrs...)
 	_ = h.Handle(context.Background(), r)
 	return line{at, who, strings.TrimSuffix(text.String(), "\n")}, true
