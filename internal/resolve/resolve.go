@@ -1,6 +1,3 @@
-// long because the lookup, its cache and the credential check in front of
-// the cache are one piece, read together.
-
 // Package resolve looks up the ENTRYPOINT and CMD of container images in
 // their registries (the OCI distribution API, through go-containerregistry),
 // for the containers an inject.Plan needs.
@@ -200,17 +197,17 @@ func fetch(ref name.Digest, platform Platform, opts []remote.Option) (inject.Ima
 			continue
 		}
 		if m.Size > MaxManifest {
-			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", platformName(m.Platform), &BoundError{What: "manifest", Limit: MaxManifest, Announced: m.Size})
+			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", m.Platform, &BoundError{What: "manifest", Limit: MaxManifest, Announced: m.Size})
 		}
 		img, err := index.Image(m.Digest)
 		if err != nil {
-			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", platformName(m.Platform), err)
+			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", m.Platform, err)
 		}
 		cfg, err := configOf(img)
 		if err != nil {
-			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", platformName(m.Platform), err)
+			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", m.Platform, err)
 		}
-		found = append(found, fmt.Sprintf("%s: ENTRYPOINT %q CMD %q", platformName(m.Platform), cfg.Entrypoint, cfg.Cmd))
+		found = append(found, fmt.Sprintf("%s: ENTRYPOINT %q CMD %q", m.Platform, cfg.Entrypoint, cfg.Cmd))
 		if first == nil {
 			first = &cfg
 		} else if !slices.Equal(first.Entrypoint, cfg.Entrypoint) || !slices.Equal(first.Cmd, cfg.Cmd) {
@@ -237,13 +234,6 @@ func matches(p *v1.Platform, want Platform) bool {
 		return false // attestations are "unknown/unknown"
 	}
 	return want.Architecture == "" || p.Architecture == want.Architecture
-}
-
-func platformName(p *v1.Platform) string {
-	if p == nil {
-		return "unknown"
-	}
-	return p.String()
 }
 
 func configOf(img v1.Image) (inject.ImageConfig, error) {
