@@ -29,14 +29,14 @@ import (
 // scene is one run of the Pod, and the verdict it must end with.
 type scene struct {
 	name, title string
-	job         jobEnd
+	job         string // how the job ends: its exit code, or "kill" for a SIGKILLed main container
 	want        string // the Pod's phase: Succeeded or Failed
 }
 
 var scenes = []scene{
-	{"success", "the job succeeds", jobEnd{code: 0}, "Succeeded"},
-	{"fail", "the job fails with exit code 3, which reaches the Pod's verdict", jobEnd{code: 3}, "Failed"},
-	{"kill", "the main container is SIGKILLed (as by an OOM kill): no done marker, the sidecars stop all the same", jobEnd{kill: true}, "Failed"},
+	{"success", "the job succeeds", "0", "Succeeded"},
+	{"fail", "the job fails with exit code 3, which reaches the Pod's verdict", "3", "Failed"},
+	{"kill", "the main container is SIGKILLed (as by an OOM kill): no done marker, the sidecars stop all the same", "kill", "Failed"},
 }
 
 const usage = `Usage: job-signal-demo [-bin DIR] [-scene all|success|fail|kill]

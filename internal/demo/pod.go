@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 )
@@ -28,7 +29,7 @@ func (d *demo) pod(s scene, dir, addr, config string) []*container {
 			d.self, "workload", "config", addr, config}},
 		{name: "logs", args: []string{sw, "--name", "logs", "--", d.self, "workload", "logs"}},
 		{name: "job", args: []string{filepath.Join(d.bin, "job-signal"), "--wait-for", "proxy,config", "--",
-			d.self, "workload", "job", addr, s.job.arg()}},
+			d.self, "workload", "job", addr, s.job}},
 	}
 }
 
@@ -77,7 +78,11 @@ func (d *demo) runScene(s scene) (string, error) {
 	}
 	wg.Wait()
 	st.close()
-	verdict := phase(pod)
+	// The Pod's phase once every container has exited: Succeeded when each exited 0.
+	verdict := "Succeeded"
+	if slices.ContainsFunc(pod, func(c *container) bool { return c.code != 0 }) {
+		verdict = "Failed"
+	}
 	fmt.Fprintf(d.out, "\nThe Pod would be %s (expected %s):", verdict, s.want)
 	for _, c := range pod {
 		fmt.Fprintf(d.out, " %s %d", c.name, c.code)
@@ -95,17 +100,6 @@ func exitCode(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
-}
-
-// phase is the Pod's phase once every container has exited: Succeeded
-// when each exited 0, else Failed.
-func phase(pod []*container) string {
-	for _, c := range pod {
-		if c.code != 0 {
-			return "Failed"
-		}
-	}
-	return "Succeeded"
 }
 
 func freeAddr() (string, error) {

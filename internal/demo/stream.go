@@ -3,6 +3,7 @@ package demo
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +84,10 @@ func (s *stream) close() {
 	<-s.done
 	s.w.Close()
 	s.r.Close()
-	for _, l := range inOrder(s.lines) {
+	// In the order things happened; lines stamped alike keep the order
+	// they were read in.
+	slices.SortStableFunc(s.lines, func(a, b line) int { return a.at.Compare(b.at) })
+	for _, l := range s.lines {
 		fmt.Fprintf(s.out, "%+8.3fs  %-6s | %s\n", l.at.Sub(s.start).Seconds(), l.who, l.text)
 	}
 }
@@ -97,13 +101,6 @@ func (s *stream) read() {
 		}
 		s.lines = append(s.lines, parseLine(sc.Text(), time.Now()))
 	}
-}
-
-// inOrder sorts lines by when they happened; lines stamped alike keep
-// the order they were read in.
-func inOrder(lines []line) []line {
-	sort.SliceStable(lines, func(i, j int) bool { return lines[i].at.Before(lines[j].at) })
-	return lines
 }
 
 // parseLine reads one line of the stream: who wrote it, what to show and
@@ -170,22 +167,13 @@ func logRecord(raw string) (line, bool) {
 	if at.IsZero() || prog == "" {
 		return line{}, false
 	}
-	who := sidecar
-	switch {
-	case who != "":
-	case prog == "job-signal":
+	who := cmp.Or(sidecar, prog)
+	if sidecar == "" && prog == "job-signal" {
 		who = "job"
-	default:
-		who = prog
 	}
 	var text bytes.Buffer
-	h := slog.NewTextHandler(&text, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-		if len(groups) == 0 && a.Key == slog.TimeKey {
-			return slog.Attr{}
-		}
-		return a
-	}})
-	r := slog.NewRecord(at, level, msg, 0)
+	h := slog.NewTextHandler(&text, &slog.HandlerOptions{Level: slog.LevelDebug})
+	r := slog.NewRecord(time.Time{}, level, msg, 0) // no time: the handler leaves it out
 	r.AddAttrs(attrs...)
 	_ = h.Handle(context.Background(), r)
 	return line{at, who, strings.TrimSuffix(text.String(), "\n")}, true

@@ -12,20 +12,6 @@ import (
 	"time"
 )
 
-// jobEnd is how the demo's job ends: with its exit code, or with the main
-// container SIGKILLed.
-type jobEnd struct {
-	code int
-	kill bool
-}
-
-func (e jobEnd) arg() string {
-	if e.kill {
-		return "kill"
-	}
-	return strconv.Itoa(e.code)
-}
-
 // workload plays one container's own program. Each line it prints is one
 // write, stamped with when it was written and starting with its name (see
 // stream).

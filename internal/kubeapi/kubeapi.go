@@ -12,6 +12,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 )
@@ -21,28 +22,26 @@ import (
 // start (megabytes of the process's resident size) for the few kinds
 // job-signal reads.
 func CoreClient(config *rest.Config) (*rest.RESTClient, error) {
-	scheme := kruntime.NewScheme()
-	if err := corev1.AddToScheme(scheme); err != nil { // with Status, lists and watch events
-		return nil, err
-	}
-	config = rest.CopyConfig(config)
-	config.GroupVersion = &corev1.SchemeGroupVersion
-	config.APIPath = "/api"
-	config.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	return rest.RESTClientFor(config)
+	return groupClient(config, corev1.SchemeGroupVersion, "/api", corev1.AddToScheme)
 }
 
 // AdmissionClient is a REST client for admissionregistration.k8s.io/v1
 // that knows only its types: the webhook reads and patches its own
 // configuration's caBundle with it.
 func AdmissionClient(config *rest.Config) (*rest.RESTClient, error) {
+	return groupClient(config, admissionregistrationv1.SchemeGroupVersion, "/apis", admissionregistrationv1.AddToScheme)
+}
+
+// groupClient is a REST client for gv under apiPath that knows only the
+// types addToScheme registers (with Status, lists and watch events).
+func groupClient(config *rest.Config, gv schema.GroupVersion, apiPath string, addToScheme func(*kruntime.Scheme) error) (*rest.RESTClient, error) {
 	scheme := kruntime.NewScheme()
-	if err := admissionregistrationv1.AddToScheme(scheme); err != nil { // with Status, lists and watch events
+	if err := addToScheme(scheme); err != nil {
 		return nil, err
 	}
 	config = rest.CopyConfig(config)
-	config.GroupVersion = &admissionregistrationv1.SchemeGroupVersion
-	config.APIPath = "/apis"
+	config.GroupVersion = &gv
+	config.APIPath = apiPath
 	config.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
 	return rest.RESTClientFor(config)
 }

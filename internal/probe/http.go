@@ -116,11 +116,8 @@ func parseStatusLine(line string) (int, error) {
 
 // hostHeader drops the default port, as browsers and net/http do.
 func hostHeader(hostPort string) string {
-	if h, port, err := net.SplitHostPort(hostPort); err == nil && port == "80" {
-		if strings.Contains(h, ":") {
-			return "[" + h + "]"
-		}
-		return h
+	if _, port, err := net.SplitHostPort(hostPort); err == nil && port == "80" {
+		return strings.TrimSuffix(hostPort, ":80") // an IPv6 address keeps its brackets
 	}
 	return hostPort
 }

@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -21,16 +22,11 @@ func GroupAlive(pgid int) bool {
 	if errors.Is(unix.Kill(-pgid, 0), unix.ESRCH) {
 		return false
 	}
-	entries, err := os.ReadDir("/proc")
+	pids, err := procfs.All()
 	if err != nil {
 		return true // cannot tell zombies apart: count them
 	}
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && liveIn(pid, pgid) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(pids, func(pid int) bool { return liveIn(pid, pgid) })
 }
 
 // liveIn reports whether pid is a live (not zombie) member of group pgid.

@@ -119,25 +119,21 @@ func Start(argv []string, opts Options) (*Child, error) {
 		Files: files,
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Foreground: opts.Foreground, Ctty: 0},
 	}
-	c := &Child{done: make(chan struct{})}
-	start := func() error {
-		pid, err := syscall.ForkExec(path, argv, attr)
-		if err != nil {
-			return execError(path, err)
-		}
-		c.pid = pid
-		return nil
+	r := activeReaper.Load()
+	if r != nil {
+		// Registered before the reaper can reap it, however soon it exits.
+		r.mu.Lock()
+		defer r.mu.Unlock()
 	}
-	if r := activeReaper.Load(); r != nil {
-		err = r.start(c, start)
-	} else {
-		err = start()
-		if err == nil {
-			go c.wait()
-		}
-	}
+	pid, err := syscall.ForkExec(path, argv, attr)
 	if err != nil {
-		return nil, err
+		return nil, execError(path, err)
+	}
+	c := &Child{pid: pid, done: make(chan struct{})}
+	if r != nil {
+		r.children[pid] = c
+	} else {
+		go c.wait()
 	}
 	return c, nil
 }

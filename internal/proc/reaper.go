@@ -74,16 +74,6 @@ func OrphanReaped() <-chan struct{} {
 	return nil
 }
 
-func (r *reaper) start(c *Child, start func() error) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := start(); err != nil {
-		return err
-	}
-	r.children[c.pid] = c
-	return nil
-}
-
 func (r *reaper) reap() {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"os"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -69,18 +70,16 @@ func KillAll(groups, roots []int, orphans bool) []Proc {
 			targets = append(targets, Proc{PID: pid, StartTime: st.StartTime, PGID: st.PGRP})
 		}
 	}
+	if orphans {
+		roots = slices.Clone(roots)
+		for _, o := range Orphans(0) {
+			roots = append(roots, o.PID)
+		}
+	}
 	for _, root := range roots {
 		add(root)
 		for _, pid := range procfs.Descendants(root) {
 			add(pid)
-		}
-	}
-	if orphans {
-		for _, o := range Orphans(0) {
-			add(o.PID)
-			for _, below := range procfs.Descendants(o.PID) {
-				add(below)
-			}
 		}
 	}
 	for _, g := range groups {

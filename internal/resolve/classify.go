@@ -33,18 +33,13 @@ func Class(err error) string {
 	if err == nil {
 		return ResultFetched
 	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		classes := []string{}
+	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 0 {
 		for _, e := range j.Unwrap() {
-			c := Class(e)
-			if transientClass(c) {
+			if c := Class(e); transientClass(c) {
 				return c
 			}
-			classes = append(classes, c)
 		}
-		if len(classes) > 0 {
-			return classes[0]
-		}
+		return Class(j.Unwrap()[0])
 	}
 	var bound *BoundError
 	var terr *transport.Error

@@ -1,6 +1,3 @@
-// long because the lookup, its cache and the credential check in front of
-// the cache are one piece, read together.
-
 // Package resolve looks up the ENTRYPOINT and CMD of container images in
 // their registries (the OCI distribution API, through go-containerregistry),
 // for the containers an inject.Plan needs.
@@ -44,7 +41,13 @@ import (
 // Resolver looks images up. The zero value is not usable: use New.
 type Resolver struct {
 	transport http.RoundTripper
-	cache     *cache
+
+	// The cache: "repository@digest platform" to its answer.
+	mu      sync.Mutex
+	size    int
+	entries map[string]inject.ImageConfig
+	hits    int
+
 	// OnLookup, when set, hears of every Lookup: its result (ResultCached,
 	// ResultFetched or a failure's Class) and how long it took. Set it
 	// before the first lookup.
@@ -61,7 +64,7 @@ func New(transport http.RoundTripper, size int) *Resolver {
 		transport = http.DefaultTransport
 	}
 	bounded := &boundedTransport{next: transport, budget: semaphore.NewWeighted(readBudget)}
-	return &Resolver{transport: bounded, cache: newCache(size)}
+	return &Resolver{transport: bounded, size: max(size, 1), entries: map[string]inject.ImageConfig{}}
 }
 
 // Platform selects which image of a multi-platform index counts. The zero
@@ -154,14 +157,14 @@ func (r *Resolver) lookup(ctx context.Context, image string, keychain authn.Keyc
 		return inject.ImageConfig{}, false, fmt.Errorf("image %s: the registry answered for digest %s", image, digest)
 	}
 	key := ref.Context().Name() + "@" + digest + " " + platform.String()
-	if cfg, ok := r.cache.get(key); ok {
+	if cfg, ok := r.cached(key); ok {
 		return cfg, true, nil
 	}
 	cfg, err := fetch(ref.Context().Digest(digest), platform, opts)
 	if err != nil {
 		return inject.ImageConfig{}, false, fmt.Errorf("image %s: %w%s", image, err, hint(err))
 	}
-	r.cache.put(key, cfg)
+	r.remember(key, cfg)
 	return cfg, false, nil
 }
 
@@ -194,17 +197,17 @@ func fetch(ref name.Digest, platform Platform, opts []remote.Option) (inject.Ima
 			continue
 		}
 		if m.Size > MaxManifest {
-			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", platformName(m.Platform), &BoundError{What: "manifest", Limit: MaxManifest, Announced: m.Size})
+			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", m.Platform, &BoundError{What: "manifest", Limit: MaxManifest, Announced: m.Size})
 		}
 		img, err := index.Image(m.Digest)
 		if err != nil {
-			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", platformName(m.Platform), err)
+			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", m.Platform, err)
 		}
 		cfg, err := configOf(img)
 		if err != nil {
-			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", platformName(m.Platform), err)
+			return inject.ImageConfig{}, fmt.Errorf("platform %s: %w", m.Platform, err)
 		}
-		found = append(found, fmt.Sprintf("%s: ENTRYPOINT %q CMD %q", platformName(m.Platform), cfg.Entrypoint, cfg.Cmd))
+		found = append(found, fmt.Sprintf("%s: ENTRYPOINT %q CMD %q", m.Platform, cfg.Entrypoint, cfg.Cmd))
 		if first == nil {
 			first = &cfg
 		} else if !slices.Equal(first.Entrypoint, cfg.Entrypoint) || !slices.Equal(first.Cmd, cfg.Cmd) {
@@ -233,13 +236,6 @@ func matches(p *v1.Platform, want Platform) bool {
 	return want.Architecture == "" || p.Architecture == want.Architecture
 }
 
-func platformName(p *v1.Platform) string {
-	if p == nil {
-		return "unknown"
-	}
-	return p.String()
-}
-
 func configOf(img v1.Image) (inject.ImageConfig, error) {
 	manifest, err := img.Manifest()
 	if err != nil {
@@ -255,46 +251,36 @@ func configOf(img v1.Image) (inject.ImageConfig, error) {
 	return inject.ImageConfig{Entrypoint: file.Config.Entrypoint, Cmd: file.Config.Cmd, StopSignal: file.Config.StopSignal}, nil
 }
 
-// cache maps "repository@digest platform" to an answer; when full, it forgets an
-// arbitrary entry (a digest's answer never changes, so any is safe).
-type cache struct {
-	mu      sync.Mutex
-	size    int
-	entries map[string]inject.ImageConfig
-	hits    int
-}
-
-func newCache(size int) *cache {
-	return &cache{size: max(size, 1), entries: map[string]inject.ImageConfig{}}
-}
-
-func (c *cache) get(key string) (inject.ImageConfig, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cfg, ok := c.entries[key]
+// cached is the answer for key, if the cache holds it.
+func (r *Resolver) cached(key string) (inject.ImageConfig, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cfg, ok := r.entries[key]
 	if ok {
-		c.hits++
+		r.hits++
 	}
 	return cfg, ok
 }
 
-func (c *cache) put(key string, cfg inject.ImageConfig) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k := range c.entries {
-		if len(c.entries) < c.size {
+// remember puts an answer in the cache; when full, it forgets an
+// arbitrary entry (a digest's answer never changes, so any is safe).
+func (r *Resolver) remember(key string, cfg inject.ImageConfig) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.entries {
+		if len(r.entries) < r.size {
 			break
 		}
-		delete(c.entries, k)
+		delete(r.entries, k)
 	}
-	c.entries[key] = cfg
+	r.entries[key] = cfg
 }
 
 // Hits is how many lookups the cache answered, for tests and logs.
 func (r *Resolver) Hits() int {
-	r.cache.mu.Lock()
-	defer r.cache.mu.Unlock()
-	return r.cache.hits
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hits
 }
 
 // Timeout bounds ctx by d (0: no bound of its own).

@@ -87,7 +87,9 @@ const maxRetired = 1
 func Bundle(s State, now time.Time) []*x509.Certificate {
 	var out []*x509.Certificate
 	retired := 0
-	for _, ca := range newestFirst(s.Bundle) {
+	newestFirst := slices.Clone(s.Bundle)
+	slices.SortStableFunc(newestFirst, func(a, b *x509.Certificate) int { return b.NotBefore.Compare(a.NotBefore) })
+	for _, ca := range newestFirst {
 		if now.After(ca.NotAfter) || slices.ContainsFunc(out, ca.Equal) {
 			continue
 		}
@@ -99,12 +101,6 @@ func Bundle(s State, now time.Time) []*x509.Certificate {
 		}
 	}
 	slices.Reverse(out)
-	return out
-}
-
-func newestFirst(cas []*x509.Certificate) []*x509.Certificate {
-	out := slices.Clone(cas)
-	slices.SortStableFunc(out, func(a, b *x509.Certificate) int { return b.NotBefore.Compare(a.NotBefore) })
 	return out
 }
 
@@ -154,10 +150,7 @@ func missingHosts(c *x509.Certificate, hosts []string) []string {
 
 // Trusts says whether the configurations, which trust the CAs trusted,
 // trust the CA of bundle that signed p.
-func Trusts(trusted, bundle []*x509.Certificate, p *Pair) bool { return trusts(trusted, bundle, p) }
-
-// trusts says whether the configurations trust the CA that signed p.
-func trusts(trusted, bundle []*x509.Certificate, p *Pair) bool {
+func Trusts(trusted, bundle []*x509.Certificate, p *Pair) bool {
 	ca := issuer(bundle, p)
 	return ca != nil && slices.ContainsFunc(trusted, ca.Equal)
 }
@@ -172,7 +165,7 @@ func trusts(trusted, bundle []*x509.Certificate, p *Pair) bool {
 func Decide(o Observed, want Want, now time.Time) Decision {
 	s := o.State
 	served, next := check(s.Served, s.Bundle, now), check(s.Next, s.Bundle, now)
-	nextTrusted := next == "" && trusts(o.Trusted, s.Bundle, s.Next)
+	nextTrusted := next == "" && Trusts(o.Trusted, s.Bundle, s.Next)
 	var nextMissing []string
 	if s.Next != nil {
 		nextMissing = missingHosts(s.Next.Cert, want.Hosts)
@@ -235,12 +228,13 @@ func Apply(s State, step Step, issued *Issued, now time.Time) State {
 	switch step {
 	case IssueNow:
 		s.Served, s.Next = issued.Pair, nil
-		s.Bundle = append(slices.Clone(s.Bundle), issued.CA)
 	case Stage:
 		s.Next = issued.Pair
-		s.Bundle = append(slices.Clone(s.Bundle), issued.CA)
 	case Switch:
 		s.Served, s.Next = s.Next, nil
+	}
+	if step.Issues() {
+		s.Bundle = append(slices.Clone(s.Bundle), issued.CA)
 	}
 	s.Bundle = Bundle(s, now)
 	return s
@@ -248,10 +242,6 @@ func Apply(s State, step Step, issued *Issued, now time.Time) State {
 
 // Issues says whether step needs a new certificate.
 func (s Step) Issues() bool { return s == IssueNow || s == Stage }
-
-func sameCerts(a, b []*x509.Certificate) bool {
-	return slices.EqualFunc(a, b, func(x, y *x509.Certificate) bool { return x.Equal(y) })
-}
 
 // Trusted is the CAs every caBundle given trusts: the intersection (nil
 // when one is empty or does not read).
@@ -293,4 +283,8 @@ func CheckBundle(bundle []byte, p *Pair, hosts []string, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+func sameCerts(a, b []*x509.Certificate) bool {
+	return slices.EqualFunc(a, b, (*x509.Certificate).Equal)
 }

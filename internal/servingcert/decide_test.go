@@ -254,7 +254,7 @@ func TestRotationNeverUntrusted(t *testing.T) {
 		// write until nothing is left to do, then patch the configuration.
 		for range 4 {
 			trusted := Trusted([][]byte{config})
-			if secret.Next != nil && trusts(trusted, secret.Bundle, secret.Next) {
+			if secret.Next != nil && Trusts(trusted, secret.Bundle, secret.Next) {
 				if since.IsZero() {
 					since = now
 				}

@@ -67,18 +67,13 @@ func Issue(hosts []string, validity time.Duration, now time.Time) (*Issued, erro
 	if err != nil {
 		return nil, fmt.Errorf("a CA key: %w", err)
 	}
-	caSerial, err := serial()
-	if err != nil {
-		return nil, err
-	}
 	caTemplate := &x509.Certificate{
-		SerialNumber: caSerial,
-		Subject:      pkix.Name{CommonName: "job-signal-webhook CA " + now.UTC().Format(time.RFC3339)},
-		NotBefore:    notBefore, NotAfter: notAfter,
+		Subject:   pkix.Name{CommonName: "job-signal-webhook CA " + now.UTC().Format(time.RFC3339)},
+		NotBefore: notBefore, NotAfter: notAfter,
 		IsCA: true, BasicConstraintsValid: true, MaxPathLenZero: true,
 		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
+	caDER, err := sign(caTemplate, caTemplate, &caKey.PublicKey, caKey)
 	if err != nil {
 		return nil, fmt.Errorf("the CA certificate: %w", err)
 	}
@@ -90,14 +85,9 @@ func Issue(hosts []string, validity time.Duration, now time.Time) (*Issued, erro
 	if err != nil {
 		return nil, fmt.Errorf("a serving key: %w", err)
 	}
-	leafSerial, err := serial()
-	if err != nil {
-		return nil, err
-	}
 	leaf := &x509.Certificate{
-		SerialNumber: leafSerial,
-		Subject:      pkix.Name{CommonName: hosts[0]},
-		NotBefore:    notBefore, NotAfter: notAfter,
+		Subject:   pkix.Name{CommonName: hosts[0]},
+		NotBefore: notBefore, NotAfter: notAfter,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
@@ -108,7 +98,7 @@ func Issue(hosts []string, validity time.Duration, now time.Time) (*Issued, erro
 			leaf.DNSNames = append(leaf.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
+	der, err := sign(leaf, ca, &key.PublicKey, caKey)
 	if err != nil {
 		return nil, fmt.Errorf("the serving certificate: %w", err)
 	}
@@ -124,12 +114,13 @@ func Issue(hosts []string, validity time.Duration, now time.Time) (*Issued, erro
 	return &Issued{CA: ca, Pair: pair}, nil
 }
 
-// serial is a random 128-bit serial number, as RFC 5280 asks (positive,
-// at most 20 octets).
-func serial() (*big.Int, error) {
+// sign gives template a random 128-bit serial number, as RFC 5280 asks
+// (positive, at most 20 octets), and signs it with parent's key.
+func sign(template, parent *x509.Certificate, pub *ecdsa.PublicKey, parentKey *ecdsa.PrivateKey) ([]byte, error) {
 	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
 	if err != nil {
 		return nil, fmt.Errorf("a serial number: %w", err)
 	}
-	return n.Add(n, big.NewInt(1)), nil
+	template.SerialNumber = n.Add(n, big.NewInt(1))
+	return x509.CreateCertificate(rand.Reader, template, parent, pub, parentKey)
 }

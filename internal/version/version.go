@@ -59,11 +59,8 @@ func fromBuildInfo(info *debug.BuildInfo) string {
 	}
 	// A pseudo-version (v0.0.0-2026...-abcdef123456) already names the
 	// revision; a tagged or devel build gets it appended.
-	if revision != "" && !strings.Contains(v, revision[:min(12, len(revision))]) {
-		if len(revision) > 12 {
-			revision = revision[:12]
-		}
-		v += " " + revision
+	if short := revision[:min(12, len(revision))]; short != "" && !strings.Contains(v, short) {
+		v += " " + short
 		if modified == "true" {
 			v += "-dirty"
 		}
