@@ -263,10 +263,7 @@ func (r *runner) finish(code int, reason, sigName string, cause error) error {
 		summary += ": " + cause.Error()
 	}
 	cli.TerminationLog(r.cfg.TermLog, summary, r.log)
-	if cause != nil {
-		return cli.Exit(code, cause)
-	}
-	return cli.Exit(code, nil)
+	return cli.Exit(code, cause)
 }
 
 func describe(reason, sigName string) string {
