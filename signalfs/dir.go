@@ -46,19 +46,6 @@ func SidecarStateFile(name string) string { return sidecarPrefix + name + stateS
 // flock on while it runs.
 func SidecarLockFile(name string) string { return sidecarPrefix + name + lockSuffix }
 
-// sidecarName returns the sidecar name a file name belongs to, if any.
-func sidecarName(file string) (string, bool) {
-	name, ok := strings.CutPrefix(file, sidecarPrefix)
-	if !ok {
-		return "", false
-	}
-	name, ok = strings.CutSuffix(name, stateSuffix)
-	if !ok || ValidName(name) != nil {
-		return "", false
-	}
-	return name, true
-}
-
 // Dir is the shared directory, opened once: every file operation is
 // relative to that handle (openat, renameat, linkat), never to the path,
 // so nothing done to the path afterwards (a rename, a symlink swapped in)
@@ -269,7 +256,8 @@ func (d *Dir) SidecarNames() ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if name, ok := sidecarName(e.Name()); ok {
+		rest, isSidecar := strings.CutPrefix(e.Name(), sidecarPrefix)
+		if name, isState := strings.CutSuffix(rest, stateSuffix); isSidecar && isState && ValidName(name) == nil {
 			names = append(names, name)
 		}
 	}

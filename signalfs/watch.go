@@ -80,25 +80,22 @@ func (d *Dir) Watch(opts WatchOptions) *Watcher {
 	w := &Watcher{C: changed, Replaced: replaced, cancel: cancel, done: make(chan struct{})}
 
 	var fsw *fsnotify.Watcher
+	var parent *parentWatch
+	w.mode = "poll"
 	if !opts.Poll {
 		var err error
-		fsw, err = d.newInotify()
-		if err != nil {
+		if fsw, err = d.newInotify(); err != nil {
 			log.Warn("inotify unavailable; polling the directory instead", "dir", d.path, "pollInterval", opts.PollInterval, "err", err)
+		} else {
+			w.mode = "inotify"
+			if parent, err = watchParent(d.path); err != nil {
+				// Only the directory's removal goes unnoticed: an emptyDir
+				// is a mount point and cannot be removed anyway.
+				log.Debug("cannot watch the directory's parent; its removal would go unnoticed", "dir", d.path, "err", err)
+			}
 		}
 	}
 	l := &watchLoop{d: d, interest: opts.Files, changed: changed, replaced: replaced, interval: opts.PollInterval, log: log}
-	w.mode = "poll"
-	var parent *parentWatch
-	if fsw != nil {
-		w.mode = "inotify"
-		var err error
-		if parent, err = watchParent(d.path); err != nil {
-			// Only the directory's removal goes unnoticed: an emptyDir
-			// is a mount point and cannot be removed anyway.
-			log.Debug("cannot watch the directory's parent; its removal would go unnoticed", "dir", d.path, "err", err)
-		}
-	}
 	// The watches are set (or polling chosen): now the first scan.
 	l.notify()
 	l.checkReplaced()
