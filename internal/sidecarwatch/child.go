@@ -196,10 +196,7 @@ func (s *sidecar) killAll() {
 // daemon adopted and those SIGKILL was sent to is alive (the command
 // itself may be: the loop knows whether it ended).
 func (s *sidecar) leftGone() bool {
-	if s.child != nil && proc.GroupAlive(s.child.PID()) {
-		return false
-	}
-	if !s.adoptedGone() {
+	if s.child != nil && proc.GroupAlive(s.child.PID()) || !s.adoptedGone() {
 		return false
 	}
 	for _, p := range s.killed {
