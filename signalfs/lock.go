@@ -51,7 +51,9 @@ const readersGone = time.Second
 // job-signal holding the lock is an error at once (ErrLockHeld): two jobs
 // on one directory would overwrite each other's results.
 func (d *Dir) LockJob(restartPolicy string) (*Lock, error) {
-	content, err := jobLockInfo{restartPolicy: restartPolicy}.MarshalText()
+	r := newRecord(kindLock)
+	r.set("restart-policy", restartPolicy)
+	content, err := r.encode()
 	if err != nil {
 		return nil, err
 	}

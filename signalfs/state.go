@@ -132,30 +132,3 @@ func itoaNonZero(n int) string {
 	}
 	return strconv.Itoa(n)
 }
-
-// jobLockInfo is the content of job.lock: what sidecars need to know about
-// a job-signal that died before writing job.state.
-type jobLockInfo struct {
-	restartPolicy string
-}
-
-const kindLock = "lock"
-
-func (l jobLockInfo) MarshalText() ([]byte, error) {
-	r := newRecord(kindLock)
-	r.set("restart-policy", l.restartPolicy)
-	return r.encode()
-}
-
-func (l *jobLockInfo) UnmarshalText(data []byte) error {
-	r, err := parseRecord(data, kindLock)
-	if err != nil {
-		return err
-	}
-	policy := r.oneOf("restart-policy", true, RestartNever, RestartOnFailure)
-	if r.err != nil {
-		return r.err
-	}
-	l.restartPolicy = policy
-	return nil
-}
