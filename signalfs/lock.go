@@ -59,7 +59,11 @@ func (d *Dir) LockJob(restartPolicy string) (*Lock, error) {
 	}
 	l, err := d.lock(JobLockFile, content)
 	if errors.Is(err, ErrLockHeld) {
-		err = fmt.Errorf("%w%s; is another job-signal using --dir %s?", err, d.jobHolder(), d.path)
+		holder := ""
+		if s, found, _ := d.ReadJob(); found && s.PID != 0 {
+			holder = fmt.Sprintf(" (job-signal pid %d in its container, attempt %d, started %s)", s.PID, s.Attempt, s.Started.Format(time.RFC3339))
+		}
+		err = fmt.Errorf("%w%s; is another job-signal using --dir %s?", err, holder, d.path)
 	}
 	return l, err
 }
@@ -79,16 +83,6 @@ func (d *Dir) LockSidecar(name string) (*Lock, error) {
 		err = fmt.Errorf("%w%s; is another sidecar-watch --name %s using --dir %s?", err, holder, name, d.path)
 	}
 	return l, err
-}
-
-// jobHolder describes the job-signal that holds job.lock, from what its
-// job.state says.
-func (d *Dir) jobHolder() string {
-	s, found, _ := d.ReadJob()
-	if !found || s.PID == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (job-signal pid %d in its container, attempt %d, started %s)", s.PID, s.Attempt, s.Started.Format(time.RFC3339))
 }
 
 func (d *Dir) lock(file string, content []byte) (*Lock, error) {
