@@ -184,7 +184,8 @@ func (l *watchLoop) runInotify(ctx context.Context, fsw *fsnotify.Watcher) error
 			if !ok {
 				return errors.New("inotify event channel closed")
 			}
-			if l.interesting(filepath.Base(ev.Name)) {
+			// Temporary files never interest anyone.
+			if name := filepath.Base(ev.Name); !strings.HasPrefix(name, tempPrefix) && (len(l.interest) == 0 || slices.Contains(l.interest, name)) {
 				l.notify()
 			}
 		case err, ok := <-fsw.Errors:
@@ -201,11 +202,4 @@ func (l *watchLoop) runInotify(ctx context.Context, fsw *fsnotify.Watcher) error
 			return err
 		}
 	}
-}
-
-func (l *watchLoop) interesting(name string) bool {
-	if strings.HasPrefix(name, tempPrefix) {
-		return false
-	}
-	return len(l.interest) == 0 || slices.Contains(l.interest, name)
 }
