@@ -119,7 +119,12 @@ func (l *loop) startSidecar() {
 // an --after dependant) acts at once, and its logs must not come before
 // this one.
 func (l *loop) ready() {
-	l.sidecar.logReady()
+	l.sidecar.cancelProbe()
+	how := "started (no readiness check)"
+	if l.cfg.probe != nil {
+		how = l.cfg.probe.String() + " passed"
+	}
+	l.log.Info("sidecar ready", "how", how, "took", time.Since(l.sidecar.started).Round(time.Millisecond))
 	l.to(evReady)
 	l.state.LastError = ""
 	l.write()
