@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/job-signal/job-signal/signalfs/sidecarname"
 )
 
 // DefaultDir is where the shared directory is mounted unless --dir says
@@ -38,6 +40,9 @@ const (
 	dirPerm  = 0o770
 	filePerm = 0o644
 )
+
+// ValidName reports whether name can name a sidecar; see sidecarname.Valid.
+func ValidName(name string) error { return sidecarname.Valid(name) }
 
 // SidecarStateFile is the file name holding the named sidecar's state.
 func SidecarStateFile(name string) string { return sidecarPrefix + name + stateSuffix }
