@@ -63,7 +63,13 @@ func (c *Cmd) Run(env *cli.Env) error {
 	l.job.warn, l.job.deadline = time.After(jobStartWarning), cli.After(c.JobStartTimeout)
 	defer l.sidecar.cancelProbe()
 	l.log.Info("sidecar-watch starting", "dir", c.Dir, "watch", l.w.Mode(), "after", c.after, "stopAfter", c.stopAfter)
-	l.enterWaiting()
+	// The wait before the command: the watcher's first notice (the scan
+	// after the watch was set) shows whether the job is over already, and
+	// the --after sidecars must be ready.
+	if len(c.after) > 0 {
+		l.log.Info("waiting for sidecars to be ready before starting", "after", c.after, "afterTimeout", c.AfterTimeout)
+		l.deadline = cli.After(c.AfterTimeout)
+	}
 	return l.run()
 }
 
