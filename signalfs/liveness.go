@@ -76,8 +76,8 @@ func (d *Dir) WaitLockFree(file string) <-chan error {
 	return free
 }
 
-// kindLock is job.lock's content: a record of the restart policy its
-// job-signal was given (LockJob writes it).
+// kindLock is the kind of job.lock's record, which holds the restart
+// policy its job-signal was given (LockJob writes it).
 const kindLock = "lock"
 
 // jobLockPolicy is the restart policy the job-signal that created job.lock
