@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/job-signal/job-signal/signalfs/sidecarname"
 )
 
 // DefaultDir is where the shared directory is mounted unless --dir says
@@ -39,25 +41,15 @@ const (
 	filePerm = 0o644
 )
 
+// ValidName reports whether name can name a sidecar; see sidecarname.Valid.
+func ValidName(name string) error { return sidecarname.Valid(name) }
+
 // SidecarStateFile is the file name holding the named sidecar's state.
 func SidecarStateFile(name string) string { return sidecarPrefix + name + stateSuffix }
 
 // SidecarLockFile is the file the named sidecar's sidecar-watch holds a
 // flock on while it runs.
 func SidecarLockFile(name string) string { return sidecarPrefix + name + lockSuffix }
-
-// sidecarName returns the sidecar name a file name belongs to, if any.
-func sidecarName(file string) (string, bool) {
-	name, ok := strings.CutPrefix(file, sidecarPrefix)
-	if !ok {
-		return "", false
-	}
-	name, ok = strings.CutSuffix(name, stateSuffix)
-	if !ok || ValidName(name) != nil {
-		return "", false
-	}
-	return name, true
-}
 
 // Dir is the shared directory, opened once: every file operation is
 // relative to that handle (openat, renameat, linkat), never to the path,
@@ -269,7 +261,8 @@ func (d *Dir) SidecarNames() ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if name, ok := sidecarName(e.Name()); ok {
+		rest, isSidecar := strings.CutPrefix(e.Name(), sidecarPrefix)
+		if name, isState := strings.CutSuffix(rest, stateSuffix); isSidecar && isState && ValidName(name) == nil {
 			names = append(names, name)
 		}
 	}

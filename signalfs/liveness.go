@@ -76,13 +76,21 @@ func (d *Dir) WaitLockFree(file string) <-chan error {
 	return free
 }
 
+// kindLock is the kind of job.lock's record, which holds the restart
+// policy its job-signal was given (LockJob writes it).
+const kindLock = "lock"
+
 // jobLockPolicy is the restart policy the job-signal that created job.lock
 // was given, for when it died before writing job.state; "" when the file
 // does not say (it was created in a full directory, or is not ours).
 func (d *Dir) jobLockPolicy() string {
-	var info jobLockInfo
-	if data, err := d.readMarker(JobLockFile); err == nil && info.UnmarshalText(data) == nil {
-		return info.restartPolicy
+	data, err := d.readMarker(JobLockFile)
+	if err != nil {
+		return ""
 	}
-	return ""
+	r, err := parseRecord(data, kindLock)
+	if err != nil {
+		return ""
+	}
+	return r.oneOf("restart-policy", true, RestartNever, RestartOnFailure) // "" when missing or not one
 }

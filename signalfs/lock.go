@@ -51,13 +51,19 @@ const readersGone = time.Second
 // job-signal holding the lock is an error at once (ErrLockHeld): two jobs
 // on one directory would overwrite each other's results.
 func (d *Dir) LockJob(restartPolicy string) (*Lock, error) {
-	content, err := jobLockInfo{restartPolicy: restartPolicy}.MarshalText()
+	r := newRecord(kindLock)
+	r.set("restart-policy", restartPolicy)
+	content, err := r.encode()
 	if err != nil {
 		return nil, err
 	}
 	l, err := d.lock(JobLockFile, content)
 	if errors.Is(err, ErrLockHeld) {
-		err = fmt.Errorf("%w%s; is another job-signal using --dir %s?", err, d.jobHolder(), d.path)
+		holder := ""
+		if s, found, _ := d.ReadJob(); found && s.PID != 0 {
+			holder = fmt.Sprintf(" (job-signal pid %d in its container, attempt %d, started %s)", s.PID, s.Attempt, s.Started.Format(time.RFC3339))
+		}
+		err = fmt.Errorf("%w%s; is another job-signal using --dir %s?", err, holder, d.path)
 	}
 	return l, err
 }
@@ -79,21 +85,14 @@ func (d *Dir) LockSidecar(name string) (*Lock, error) {
 	return l, err
 }
 
-// jobHolder describes the job-signal that holds job.lock, from what its
-// job.state says.
-func (d *Dir) jobHolder() string {
-	s, found, _ := d.ReadJob()
-	if !found || s.PID == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (job-signal pid %d in its container, attempt %d, started %s)", s.PID, s.Attempt, s.Started.Format(time.RFC3339))
-}
-
 func (d *Dir) lock(file string, content []byte) (*Lock, error) {
 	f, err := d.openLockFile(file)
 	for errors.Is(err, fs.ErrNotExist) {
 		var l *Lock
 		if l, err = d.createLocked(file, content); !errors.Is(err, fs.ErrExist) {
+			if err != nil {
+				err = fmt.Errorf("create lock %s: %w", d.join(file), err)
+			}
 			return l, err
 		}
 		// Another process created it first: lock theirs.
@@ -163,7 +162,7 @@ func (d *Dir) createLocked(file string, content []byte) (*Lock, error) {
 		return d.createLockedNamed(file, content) // no O_TMPFILE here
 	}
 	if err != nil {
-		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+		return nil, err
 	}
 	return d.lockAndLink(fd, file, content, func() error {
 		// A file without a name is linked through its /proc handle; that
@@ -180,12 +179,12 @@ func (d *Dir) createLocked(file string, content []byte) (*Lock, error) {
 func (d *Dir) createLockedNamed(file string, content []byte) (*Lock, error) {
 	tmp, err := d.writeTemp(file, nil)
 	if err != nil {
-		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+		return nil, err
 	}
 	defer tmp.remove()
 	fd, err := openat(int(tmp.dir.Fd()), tmp.name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+		return nil, err
 	}
 	return d.lockAndLink(fd, file, content, func() error {
 		return unix.Linkat(int(tmp.dir.Fd()), tmp.name, d.dirfd(), file, 0)
@@ -204,26 +203,22 @@ func (d *Dir) lockAndLink(fd int, file string, content []byte, link func() error
 		}
 	}()
 	if err := f.Chmod(filePerm); err != nil {
-		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+		return nil, err
 	}
-	if _, err := f.Write(content); err != nil {
-		if !errors.Is(err, unix.ENOSPC) && !errors.Is(err, unix.EDQUOT) {
-			return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
-		}
+	if _, err := f.Write(content); errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
 		f.Truncate(0)
+	} else if err != nil {
+		return nil, err
 	}
 	honoured := true
 	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		if !noLocking(err) {
-			return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+			return nil, err
 		}
 		honoured = false
 	}
 	if err := link(); err != nil {
-		if errors.Is(err, unix.EEXIST) {
-			return nil, fs.ErrExist
-		}
-		return nil, fmt.Errorf("create lock %s: %w", d.join(file), err)
+		return nil, err // EEXIST, when another process linked it first
 	}
 	return &Lock{file: f, Honoured: honoured && d.held(file)}, nil
 }

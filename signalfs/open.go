@@ -45,7 +45,7 @@ func openDir(path string, create bool) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", start, err)
 	}
-	closeCur := func() { unix.Close(cur) }
+	defer func() { unix.Close(cur) }() // the directory walked to last
 	todo := components(path)
 	walked := start
 	links := 0
@@ -56,25 +56,21 @@ func openDir(path string, create bool) (*os.File, error) {
 		shown := filepath.Join(walked, name)
 		next, link, err := step(cur, name, create, shown)
 		if err != nil {
-			closeCur()
 			return nil, err
 		}
 		if link != "" {
 			if last {
-				closeCur()
 				return nil, fmt.Errorf("%s: is a symlink; the shared directory is never opened through a link (give its real path)", shown)
 			}
 			if err := linkFollowable(cur, walked, shown); err != nil {
-				closeCur()
 				return nil, err
 			}
 			if links++; links > maxLinks {
-				closeCur()
 				return nil, fmt.Errorf("%s: %w", path, unix.ELOOP)
 			}
 			todo = append(components(link), todo...)
 			if filepath.IsAbs(link) {
-				closeCur()
+				unix.Close(cur)
 				if cur, err = unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
 					return nil, fmt.Errorf("open /: %w", err)
 				}
@@ -82,13 +78,12 @@ func openDir(path string, create bool) (*os.File, error) {
 			}
 			continue
 		}
-		closeCur()
+		unix.Close(cur)
 		cur = next
 		walked = shown
 	}
 	// Reopen the directory for reading (listing), not only as a path.
 	fd, err := unix.Openat(cur, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	closeCur()
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

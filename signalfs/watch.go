@@ -1,18 +1,22 @@
 package signalfs
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultPollInterval is how often a polling watcher looks, when inotify is
@@ -80,25 +84,22 @@ func (d *Dir) Watch(opts WatchOptions) *Watcher {
 	w := &Watcher{C: changed, Replaced: replaced, cancel: cancel, done: make(chan struct{})}
 
 	var fsw *fsnotify.Watcher
+	var parent *parentWatch
+	w.mode = "poll"
 	if !opts.Poll {
 		var err error
-		fsw, err = d.newInotify()
-		if err != nil {
+		if fsw, err = d.newInotify(); err != nil {
 			log.Warn("inotify unavailable; polling the directory instead", "dir", d.path, "pollInterval", opts.PollInterval, "err", err)
+		} else {
+			w.mode = "inotify"
+			if parent, err = watchParent(d.path); err != nil {
+				// Only the directory's removal goes unnoticed: an emptyDir
+				// is a mount point and cannot be removed anyway.
+				log.Debug("cannot watch the directory's parent; its removal would go unnoticed", "dir", d.path, "err", err)
+			}
 		}
 	}
 	l := &watchLoop{d: d, interest: opts.Files, changed: changed, replaced: replaced, interval: opts.PollInterval, log: log}
-	w.mode = "poll"
-	var parent *parentWatch
-	if fsw != nil {
-		w.mode = "inotify"
-		var err error
-		if parent, err = watchParent(d.path); err != nil {
-			// Only the directory's removal goes unnoticed: an emptyDir
-			// is a mount point and cannot be removed anyway.
-			log.Debug("cannot watch the directory's parent; its removal would go unnoticed", "dir", d.path, "err", err)
-		}
-	}
 	// The watches are set (or polling chosen): now the first scan.
 	l.notify()
 	l.checkReplaced()
@@ -187,7 +188,8 @@ func (l *watchLoop) runInotify(ctx context.Context, fsw *fsnotify.Watcher) error
 			if !ok {
 				return errors.New("inotify event channel closed")
 			}
-			if l.interesting(filepath.Base(ev.Name)) {
+			// Temporary files never interest anyone.
+			if name := filepath.Base(ev.Name); !strings.HasPrefix(name, tempPrefix) && (len(l.interest) == 0 || slices.Contains(l.interest, name)) {
 				l.notify()
 			}
 		case err, ok := <-fsw.Errors:
@@ -206,9 +208,56 @@ func (l *watchLoop) runInotify(ctx context.Context, fsw *fsnotify.Watcher) error
 	}
 }
 
-func (l *watchLoop) interesting(name string) bool {
-	if strings.HasPrefix(name, tempPrefix) {
-		return false
-	}
-	return len(l.interest) == 0 || slices.Contains(l.interest, name)
+// parentWatch watches the directory's parent for the directory's own name:
+// the kernel reports a removed directory to its own watchers only once
+// nothing holds it open, and the lock files its readers and writers keep
+// open do. Only name events are asked for (create, delete, move), so files
+// written next to the directory wake nobody; fsnotify cannot narrow a watch
+// so (its option for that is unexported), hence this small reader.
+type parentWatch struct {
+	f    *os.File
+	base string
 }
+
+func watchParent(dir string) (*parentWatch, error) {
+	clean := filepath.Clean(dir)
+	parent := filepath.Dir(clean)
+	if parent == clean {
+		return nil, errors.New("the directory has no parent")
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	const mask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ONLYDIR
+	if _, err := unix.InotifyAddWatch(fd, parent, mask); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	// Non-blocking, so reads go through Go's poller and Close ends them.
+	return &parentWatch{f: os.NewFile(uintptr(fd), "inotify:"+parent), base: filepath.Base(clean)}, nil
+}
+
+// run calls changed for every event naming the directory, until close.
+func (p *parentWatch) run(changed func()) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := p.f.Read(buf)
+		if err != nil {
+			return
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if string(name) == p.base || ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				changed()
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
+	}
+}
+
+func (p *parentWatch) close() { p.f.Close() }

@@ -125,9 +125,8 @@ func (d *Dir) writeAtomic(name string, data []byte) error {
 // rename: the one write that still works when the directory has no free
 // space left.
 type Reserved struct {
-	d    *Dir
-	name string
-	tmp  tempFile
+	d   *Dir
+	tmp tempFile
 }
 
 // ReserveJob writes s now, to put in place as job.state later with Commit.
@@ -140,16 +139,20 @@ func (d *Dir) ReserveJob(s JobState) (*Reserved, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reserve %s: %w", d.join(JobStateFile), err)
 	}
-	return &Reserved{d: d, name: JobStateFile, tmp: tmp}, nil
+	return &Reserved{d: d, tmp: tmp}, nil
 }
 
 // Commit puts the reserved marker in place. It allocates nothing.
 func (r *Reserved) Commit() error {
-	if err := r.d.renameInto(r.tmp, r.name); err != nil {
-		return fmt.Errorf("write %s: %w", r.d.join(r.name), err)
+	if err := r.d.renameInto(r.tmp, JobStateFile); err != nil {
+		return fmt.Errorf("write %s: %w", r.d.join(JobStateFile), err)
 	}
 	return nil
 }
 
-// Discard removes the reserved marker unused.
-func (r *Reserved) Discard() { r.tmp.remove() }
+// Discard removes the reserved marker unused; on nil it does nothing.
+func (r *Reserved) Discard() {
+	if r != nil {
+		r.tmp.remove()
+	}
+}

@@ -18,9 +18,6 @@ type InstallCmd struct {
 	From string `name:"from" env:"JOB_SIGNAL_INSTALL_FROM" placeholder:"DIR" help:"Directory holding both binaries (default: the directory of this job-signal)."`
 }
 
-// installed are the programs copied, by file name.
-var installed = []string{"job-signal", "sidecar-watch"}
-
 // Run copies the binaries.
 func (c *InstallCmd) Run(env *cli.Env) error {
 	from := c.From
@@ -34,10 +31,9 @@ func (c *InstallCmd) Run(env *cli.Env) error {
 	if err := os.MkdirAll(c.Dest, 0o755); err != nil {
 		return cli.Failf("install into %s: %w", c.Dest, err)
 	}
-	for _, name := range installed {
-		src := filepath.Join(from, name)
+	for _, name := range []string{"job-signal", "sidecar-watch"} {
 		dst := filepath.Join(c.Dest, name)
-		n, err := copyExecutable(src, dst)
+		n, err := copyExecutable(filepath.Join(from, name), dst)
 		if err != nil {
 			return cli.Failf("install %s: %w", name, err)
 		}

@@ -116,12 +116,8 @@ func run(args []string, stdout, stderr io.Writer, processEnds bool) int {
 		signals = catching.Signals()
 		sc = sc.Default("run")
 	}
-	env := func() *cli.Env {
-		return &cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}
-	}
-	onParseError := func(err error) { e.recordUsageFailure(err) }
-	return cli.MainScanned("job-signal", description, &c, sc, stdout, stderr, onParseError, func(k *kong.Context) error {
-		return k.Run(env(), e)
+	return cli.MainScanned("job-signal", description, &c, sc, stdout, stderr, e.recordUsageFailure, func(k *kong.Context) error {
+		return k.Run(&cli.Env{Log: c.Logger(stderr, "job-signal"), Stdout: stdout, Stderr: stderr, Signals: signals}, e)
 	})
 }
 

@@ -111,11 +111,7 @@ func (c *RunCmd) Run(env *cli.Env, e *early) error {
 		return cli.Exit(cli.ExitFailure, cli.DirError(c.Dir, err))
 	}
 	r.reserveSuccess()
-	defer func() {
-		if r.success != nil {
-			r.success.Discard()
-		}
-	}()
+	defer func() { r.success.Discard() }()
 	r.log.Info("job starting", "attempt", r.state.Attempt, "dir", c.Dir, "waitFor", c.waitFor, "restartPolicy", c.RestartPolicy)
 
 	if len(c.waitFor) > 0 {
@@ -160,10 +156,8 @@ func (r *runner) write() error {
 		r.log.Warn("the directory was replaced (removed, maybe made again); carrying on in the directory now at its path", "dir", r.cfg.Dir)
 		r.lock.Release()
 		r.dir.Close()
-		if r.success != nil {
-			r.success.Discard()
-			r.success = nil
-		}
+		r.success.Discard()
+		r.success = nil
 		if err := r.attach(); err != nil {
 			return err
 		}
@@ -263,10 +257,7 @@ func (r *runner) finish(code int, reason, sigName string, cause error) error {
 		summary += ": " + cause.Error()
 	}
 	cli.TerminationLog(r.cfg.TermLog, summary, r.log)
-	if cause != nil {
-		return cli.Exit(code, cause)
-	}
-	return cli.Exit(code, nil)
+	return cli.Exit(code, cause)
 }
 
 func describe(reason, sigName string) string {

@@ -107,8 +107,7 @@ func collectStatus(dir *signalfs.Dir) Status {
 		js := &JobStatus{Attempt: s.Attempt, Phase: string(s.Phase), Alive: job.Lock == signalfs.LockHeld, Liveness: s.Liveness,
 			RestartPolicy: s.RestartPolicy, Version: s.Version, WaitFor: s.WaitFor, Started: s.Started, Updated: s.Updated}
 		if s.Phase == signalfs.JobDone {
-			code := s.ExitCode
-			js.ExitCode, js.Reason, js.Signal, js.Message = &code, s.Reason, s.Signal, s.Message
+			js.ExitCode, js.Reason, js.Signal, js.Message = &s.ExitCode, s.Reason, s.Signal, s.Message
 		}
 		st.Job = js
 		st.seen("job-signal", s.Version)
@@ -130,8 +129,7 @@ func collectStatus(dir *signalfs.Dir) Status {
 		ss := SidecarStatus{Name: s.Name, Phase: string(s.Phase), Alive: v.Alive, Restarts: s.Restarts, After: s.After,
 			StopAfter: s.StopAfter, Version: s.Version, LastError: s.LastError, Updated: s.Updated, detail: v.Why(dir.Path())}
 		if s.ExitCode >= 0 {
-			code := s.ExitCode
-			ss.ExitCode = &code
+			ss.ExitCode = &s.ExitCode
 		}
 		st.Sidecars = append(st.Sidecars, ss)
 		st.seen("sidecar-watch", s.Version)

@@ -74,15 +74,6 @@ func (s *sidecar) cancelProbe() {
 	s.probeFailed, s.probePassed = nil, nil
 }
 
-func (s *sidecar) logReady() {
-	s.cancelProbe()
-	how := "started (no readiness check)"
-	if s.cfg.probe != nil {
-		how = s.cfg.probe.String() + " passed"
-	}
-	s.log.Info("sidecar ready", "how", how, "took", time.Since(s.started).Round(time.Millisecond))
-}
-
 // probeFailureWorthRecording limits the state writes for readiness
 // failures: a new message, at most once a second.
 func (s *sidecar) probeFailureWorthRecording(err error, last string) bool {
@@ -196,10 +187,7 @@ func (s *sidecar) killAll() {
 // daemon adopted and those SIGKILL was sent to is alive (the command
 // itself may be: the loop knows whether it ended).
 func (s *sidecar) leftGone() bool {
-	if s.child != nil && proc.GroupAlive(s.child.PID()) {
-		return false
-	}
-	if !s.adoptedGone() {
+	if s.child != nil && proc.GroupAlive(s.child.PID()) || !s.adoptedGone() {
 		return false
 	}
 	for _, p := range s.killed {

@@ -1,6 +1,8 @@
 package sidecarwatch
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"syscall"
@@ -48,6 +50,37 @@ type loop struct {
 	deadline <-chan time.Time
 }
 
+// jobStartWarning is how long sidecar-watch waits for a job-signal to show
+// itself before it says that something may be wrong.
+const jobStartWarning = time.Minute
+
+// jobWatch is the loop's hold on the job: a waiter on job.lock while a
+// job-signal holds it (so its death, however sudden, wakes the loop), and
+// the job-start timers until a job-signal shows itself. Its channels are
+// nil (never ready) when unused.
+type jobWatch struct {
+	lockFree       <-chan error     // job.lock released; non-nil while waiting
+	warn, deadline <-chan time.Time // a warning after a minute; --job-start-timeout
+}
+
+// observeJob reads the job's view and decides (decide). Its side effects
+// are the bookkeeping the decision asks for: a lock waiter is armed when
+// one is needed, the job-start timers are dropped once a job-signal is
+// known, and a note is logged once.
+func (l *loop) observeJob() decision {
+	d := decide(l.dir.Job(), l.life.terminating)
+	if d.waitLock && l.job.lockFree == nil {
+		l.job.lockFree = l.dir.WaitLockFree(signalfs.JobLockFile)
+	}
+	if d.jobKnown {
+		l.job.warn, l.job.deadline = nil, nil
+	}
+	if d.note != "" {
+		l.logOnce(slog.LevelWarn, d.note)
+	}
+	return d
+}
+
 // Run is sidecar-watch's main path.
 func (c *Cmd) Run(env *cli.Env) error {
 	proc.SetUpReaping(c.Subreaper, env.Log)
@@ -63,7 +96,13 @@ func (c *Cmd) Run(env *cli.Env) error {
 	l.job.warn, l.job.deadline = time.After(jobStartWarning), cli.After(c.JobStartTimeout)
 	defer l.sidecar.cancelProbe()
 	l.log.Info("sidecar-watch starting", "dir", c.Dir, "watch", l.w.Mode(), "after", c.after, "stopAfter", c.stopAfter)
-	l.enterWaiting()
+	// The wait before the command: the watcher's first notice (the scan
+	// after the watch was set) shows whether the job is over already, and
+	// the --after sidecars must be ready.
+	if len(c.after) > 0 {
+		l.log.Info("waiting for sidecars to be ready before starting", "after", c.after, "afterTimeout", c.AfterTimeout)
+		l.deadline = cli.After(c.AfterTimeout)
+	}
 	return l.run()
 }
 
@@ -135,4 +174,52 @@ func (l *loop) to(e event) {
 		return
 	}
 	l.life = next
+}
+
+// write records the sidecar's state as the loop's life says it.
+func (l *loop) write() error {
+	l.state.Phase = l.life.recorded
+	l.state.Updated = time.Now()
+	err := l.dir.WriteSidecar(l.state)
+	if err != nil {
+		l.log.Error("cannot record the sidecar's state", "phase", l.state.Phase, "err", err)
+	}
+	return err
+}
+
+// logOnce logs msg the first time it is seen.
+func (l *loop) logOnce(level slog.Level, msg string, args ...any) {
+	if l.logged[msg] {
+		return
+	}
+	l.logged[msg] = true
+	l.log.Log(context.Background(), level, msg, args...)
+}
+
+// finishStopped ends sidecar-watch with exit code 0 after the sidecar is
+// gone (or never started).
+func (l *loop) finishStopped(why string) {
+	l.to(evStopped)
+	l.state.ChildPID = 0
+	l.state.Terminating = l.life.terminating
+	l.write()
+	summary := fmt.Sprintf("sidecar-watch: %s stopped (%s)", l.cfg.Name, why)
+	if l.state.ExitCode >= 0 {
+		summary += fmt.Sprintf("; the sidecar's last exit code was %d", l.state.ExitCode)
+	}
+	l.log.Info("sidecar-watch done", "why", why, "ranFor", time.Since(l.begun).Round(time.Millisecond))
+	cli.TerminationLog(l.cfg.TermLog, summary, l.log)
+	l.result = nil
+}
+
+// finishFailed ends sidecar-watch with end, a *cli.ExitError carrying its
+// exit code, recording the sidecar as failed so job-signal and other
+// sidecars waiting for it give up at once.
+func (l *loop) finishFailed(end error) {
+	l.to(evFailed)
+	l.state.ChildPID = 0
+	l.state.LastError = end.Error()
+	l.write()
+	cli.TerminationLog(l.cfg.TermLog, fmt.Sprintf("sidecar-watch: %s failed: %v", l.cfg.Name, end), l.log)
+	l.result = end
 }

@@ -181,11 +181,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // never over a live sidecar-watch of that name.
 func recordUsageFailure(sc cli.Scanned, cause error) {
 	name := sc.Value("name", "SIDECAR_WATCH_NAME", "")
-	dirPath := sc.Value("dir", "JOB_SIGNAL_DIR", signalfs.DefaultDir)
 	if signalfs.ValidName(name) != nil {
 		return
 	}
-	dir, err := signalfs.Open(dirPath, false)
+	dir, err := signalfs.Open(sc.Value("dir", "JOB_SIGNAL_DIR", signalfs.DefaultDir), false)
 	if err != nil {
 		return
 	}

@@ -57,16 +57,6 @@ func (l *loop) reattach() error {
 	return l.attach()
 }
 
-// enterWaiting starts the wait before the command: the watcher's first
-// notice (the scan after the watch was set) shows whether the job is over
-// already, and the --after sidecars must be ready.
-func (l *loop) enterWaiting() {
-	if len(l.cfg.after) > 0 {
-		l.log.Info("waiting for sidecars to be ready before starting", "after", l.cfg.after, "afterTimeout", l.cfg.AfterTimeout)
-		l.deadline = cli.After(l.cfg.AfterTimeout)
-	}
-}
-
 // reviewBeforeStart decides, while waiting, whether to start, wait on,
 // give up or fail.
 func (l *loop) reviewBeforeStart() {
@@ -119,7 +109,12 @@ func (l *loop) startSidecar() {
 // an --after dependant) acts at once, and its logs must not come before
 // this one.
 func (l *loop) ready() {
-	l.sidecar.logReady()
+	l.sidecar.cancelProbe()
+	how := "started (no readiness check)"
+	if l.cfg.probe != nil {
+		how = l.cfg.probe.String() + " passed"
+	}
+	l.log.Info("sidecar ready", "how", how, "took", time.Since(l.sidecar.started).Round(time.Millisecond))
 	l.to(evReady)
 	l.state.LastError = ""
 	l.write()

@@ -75,8 +75,7 @@ func (l *loop) beginStop(why string) {
 func (l *loop) reviewStopAfter() {
 	p := decideStopAfter(l.cfg.stopAfter, l.dir.Sidecar)
 	for _, name := range p.notRunning {
-		v := l.dir.Sidecar(name)
-		l.logOnce(slog.LevelWarn, "--stop-after sidecar is not running: not waiting for it", "name", name, "state", v.Why(l.cfg.Dir))
+		l.logOnce(slog.LevelWarn, "--stop-after sidecar is not running: not waiting for it", "name", name, "state", l.dir.Sidecar(name).Why(l.cfg.Dir))
 	}
 	l.pending = p.pending
 	if len(p.pending) == 0 {
