@@ -51,7 +51,7 @@ func (c *Config) watchExpiry(s *Serving, source string, now time.Time) {
 		return
 	}
 	leaf := cert.Leaf
-	c.Metrics.servingExpiry(leaf.NotAfter)
+	c.Metrics.expiry.Set(float64(leaf.NotAfter.Unix()))
 	serial := leaf.SerialNumber.Text(16)
 	if !warnDue(leaf.NotAfter, now, s.watch.serial == serial, s.watch.warned) {
 		return
