@@ -12,10 +12,8 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/job-signal/job-signal/internal/cli"
-	"github.com/job-signal/job-signal/internal/version"
 )
 
 // UnregisterCmd is `job-signal-webhook unregister`: what the chart's
@@ -39,17 +37,10 @@ type UnregisterCmd struct {
 func (u *UnregisterCmd) Validate() error { return cli.Invalid(cli.CheckDurations(u)) }
 
 func (u *UnregisterCmd) run(log *slog.Logger) error {
-	var config *rest.Config
-	var err error
-	if u.Kubeconfig != "" {
-		config, err = clientcmd.BuildConfigFromFlags("", u.Kubeconfig)
-	} else {
-		config, err = rest.InClusterConfig()
-	}
+	config, err := restConfig(u.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig (or the in-cluster account): %w", err)
 	}
-	config.UserAgent = "job-signal-webhook/" + version.Release
 	client, err := registrationClient(config)
 	if err != nil {
 		return err
