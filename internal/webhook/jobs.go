@@ -82,7 +82,7 @@ func exitCodeRuleOps(raw []byte) (ops []inject.Op, rules string, err error) {
 		return nil, "", errNoRules
 	}
 	var template struct {
-		Metadata *struct {
+		Metadata struct {
 			Annotations map[string]string `json:"annotations"`
 		} `json:"metadata"`
 	}
@@ -92,10 +92,7 @@ func exitCodeRuleOps(raw []byte) (ops []inject.Op, rules string, err error) {
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(job.Spec.Template, &template); err != nil {
 		return nil, rules, fmt.Errorf("cannot read the Job's spec.template: %w", err)
 	}
-	var annotations map[string]string
-	if template.Metadata != nil {
-		annotations = template.Metadata.Annotations
-	}
+	annotations := template.Metadata.Annotations // nil without metadata
 	if v, ok := annotations[inject.AnnotationExitCodeRules]; ok && v == rules {
 		return nil, rules, nil
 	}
