@@ -95,7 +95,7 @@ func NewMetrics() *Metrics {
 	for _, form := range []string{"pair", "native"} {
 		m.forms.WithLabelValues(form, formUnclassified) // shown at 0 before the first Pod
 	}
-	for _, s := range certificateSteps {
+	for _, s := range []string{"issue", "stage", "switch", "prune", "ca_bundle"} { // the step label's values
 		m.certSteps.WithLabelValues(s)
 	}
 	return m
@@ -139,9 +139,6 @@ func (m *Metrics) setCluster(cl inject.Cluster) {
 func (m *Metrics) Lookup(result string, elapsed time.Duration) {
 	m.lookups.WithLabelValues(result).Observe(elapsed.Seconds())
 }
-
-// certificateSteps are the values of the step label.
-var certificateSteps = []string{"issue", "stage", "switch", "prune", "ca_bundle"}
 
 // certificateStep counts one change to the managed certificate.
 func (m *Metrics) certificateStep(step string) { m.certSteps.WithLabelValues(step).Inc() }
