@@ -112,7 +112,8 @@ func exitCodeRuleOps(raw []byte) (ops []inject.Op, rules string, err error) {
 // readBackJob applies ops to raw as the API server applies a webhook's
 // JSON Patch, decodes both as a Job, and fails unless the patched one is
 // raw's with the annotation set to rules (added, or a stale value
-// replaced) and nothing else changed.
+// replaced) and nothing else changed (by Semantic equality, to which an
+// annotations map left empty is the same as none).
 func readBackJob(raw []byte, ops []inject.Op, rules string) error {
 	patched, err := inject.Apply(raw, ops)
 	if err != nil {
@@ -131,9 +132,6 @@ func readBackJob(raw []byte, ops []inject.Op, rules string) error {
 	}
 	delete(after.Spec.Template.Annotations, inject.AnnotationExitCodeRules)
 	delete(before.Spec.Template.Annotations, inject.AnnotationExitCodeRules) // a stale value, replaced
-	if len(after.Spec.Template.Annotations) == 0 && len(before.Spec.Template.Annotations) == 0 {
-		after.Spec.Template.Annotations = before.Spec.Template.Annotations
-	}
 	if !equality.Semantic.DeepEqual(before, after) {
 		return errors.New("the exit-code rules' patch changes more of the Job than the annotation")
 	}
