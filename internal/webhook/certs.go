@@ -23,7 +23,9 @@ type Serving struct {
 	cert  atomic.Pointer[tls.Certificate]
 	ready chan struct{} // closed when the first certificate is set
 	once  sync.Once
-	watch expiryWatch // the owner's
+	// The owner's (watchExpiry): the certificate last warned about, and when.
+	warnedSerial string
+	warnedAt     time.Time
 }
 
 // NewServing is a Serving with no certificate yet.
@@ -186,25 +188,23 @@ func newServerTLS(serving *Serving, clientCAFile string, log *slog.Logger) (*ser
 // requests without one, but for /healthz, so that the kubelet's probes,
 // which present none, still work.
 func (s *serverTLS) config() *tls.Config {
-	base := &tls.Config{
+	c := &tls.Config{
 		MinVersion:     tls.VersionTLS12,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.serving.Certificate() },
 	}
-	if s.cas == nil {
-		return base
-	}
-	return &tls.Config{
-		MinVersion: tls.VersionTLS12,
-		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+	if s.cas != nil {
+		base := c.Clone()
+		c.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
 			pool, err := s.cas.current()
 			if err != nil {
 				return nil, err
 			}
-			c := base.Clone()
-			c.ClientAuth, c.ClientCAs = tls.VerifyClientCertIfGiven, pool
-			return c, nil
-		},
+			per := base.Clone()
+			per.ClientAuth, per.ClientCAs = tls.VerifyClientCertIfGiven, pool
+			return per, nil
+		}
 	}
+	return c
 }
 
 // requireClient refuses, with 403, every request but GET /healthz that

@@ -79,7 +79,6 @@ func (c *Config) WatchCluster(ctx context.Context, src ClusterSource, interval t
 	var (
 		version  string // the last good answer; "" before the first
 		failures int
-		last     *inject.Cluster
 		held     map[string]string // the Nodes holding native sidecars back, by name: their kubelet versions
 		synced   bool
 	)
@@ -125,9 +124,9 @@ func (c *Config) WatchCluster(ctx context.Context, src ClusterSource, interval t
 			continue
 		}
 		cl := inject.ClusterFrom(version, nodes)
+		last := c.cluster.Load() // stored by this loop alone
 		changed := last == nil || *last != cl
 		if changed { // first, so that what is logged next is what admissions read
-			last = &cl
 			c.cluster.Store(&cl)
 		}
 		now := heldBack(version, nodes)

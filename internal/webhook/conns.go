@@ -53,6 +53,7 @@ func newConns(m *Metrics) *conns {
 // track is the server's ConnState hook.
 func (t *conns) track(c net.Conn, state http.ConnState) {
 	var drop net.Conn
+	var dropState string // its state: the dropped metric's label
 	t.mu.Lock()
 	e := t.states[c]
 	if e == nil {
@@ -66,22 +67,21 @@ func (t *conns) track(c net.Conn, state http.ConnState) {
 		t.metrics.connections.Inc()
 		e.at = t.waiting.PushBack(c)
 		if t.waiting.Len() > maxWaitingConns {
-			drop = t.waiting.Front().Value.(net.Conn)
+			drop, dropState = t.waiting.Front().Value.(net.Conn), "waiting"
 		}
 	case http.StateActive:
 		t.active++
 	case http.StateIdle:
 		e.at = t.idle.PushBack(c)
 		if t.idle.Len() > maxIdleConns {
-			drop = t.idle.Front().Value.(net.Conn)
+			drop, dropState = t.idle.Front().Value.(net.Conn), "idle"
 		}
 	default: // closed, hijacked
 		delete(t.states, c)
 	}
 	if drop != nil { // out of its list now: it is closing, and is not dropped twice
-		d := t.states[drop]
-		t.metrics.dropped.WithLabelValues(stateName(d.state)).Inc()
-		t.leave(d)
+		t.metrics.dropped.WithLabelValues(dropState).Inc()
+		t.leave(t.states[drop])
 	}
 	t.gauges()
 	t.mu.Unlock()
@@ -108,13 +108,6 @@ func (t *conns) gauges() {
 	t.metrics.open.WithLabelValues("waiting").Set(float64(t.waiting.Len()))
 	t.metrics.open.WithLabelValues("active").Set(float64(t.active))
 	t.metrics.open.WithLabelValues("idle").Set(float64(t.idle.Len()))
-}
-
-func stateName(s http.ConnState) string {
-	if s == http.StateIdle {
-		return "idle"
-	}
-	return "waiting"
 }
 
 // closeNow closes c without the TLS close alert, which could wait on a

@@ -17,12 +17,6 @@ const (
 	warnEvery  = 24 * time.Hour
 )
 
-// expiryWatch is what the owner of a Serving remembers of its warnings.
-type expiryWatch struct {
-	serial string    // the certificate last warned about
-	warned time.Time // when
-}
-
 // warnDue says whether to warn now about the served certificate that
 // expires at notAfter: when it is within warnBefore of it, the first time
 // for this certificate (same: it is the one last warned about) and then
@@ -51,12 +45,12 @@ func (c *Config) watchExpiry(s *Serving, source string, now time.Time) {
 		return
 	}
 	leaf := cert.Leaf
-	c.Metrics.servingExpiry(leaf.NotAfter)
+	c.Metrics.expiry.Set(float64(leaf.NotAfter.Unix()))
 	serial := leaf.SerialNumber.Text(16)
-	if !warnDue(leaf.NotAfter, now, s.watch.serial == serial, s.watch.warned) {
+	if !warnDue(leaf.NotAfter, now, s.warnedSerial == serial, s.warnedAt) {
 		return
 	}
-	s.watch.serial, s.watch.warned = serial, now
+	s.warnedSerial, s.warnedAt = serial, now
 	left := leaf.NotAfter.Sub(now).Round(time.Second)
 	message := fmt.Sprintf("The serving certificate (%s, serial %.16s) expires at %s, in %s: %s.",
 		leaf.Subject.CommonName, serial, leaf.NotAfter.UTC().Format(time.RFC3339), left, sourceAdvice[source])

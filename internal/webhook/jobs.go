@@ -82,7 +82,7 @@ func exitCodeRuleOps(raw []byte) (ops []inject.Op, rules string, err error) {
 		return nil, "", errNoRules
 	}
 	var template struct {
-		Metadata *struct {
+		Metadata struct {
 			Annotations map[string]string `json:"annotations"`
 		} `json:"metadata"`
 	}
@@ -92,10 +92,7 @@ func exitCodeRuleOps(raw []byte) (ops []inject.Op, rules string, err error) {
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(job.Spec.Template, &template); err != nil {
 		return nil, rules, fmt.Errorf("cannot read the Job's spec.template: %w", err)
 	}
-	var annotations map[string]string
-	if template.Metadata != nil {
-		annotations = template.Metadata.Annotations
-	}
+	annotations := template.Metadata.Annotations // nil without metadata
 	if v, ok := annotations[inject.AnnotationExitCodeRules]; ok && v == rules {
 		return nil, rules, nil
 	}
@@ -115,7 +112,8 @@ func exitCodeRuleOps(raw []byte) (ops []inject.Op, rules string, err error) {
 // readBackJob applies ops to raw as the API server applies a webhook's
 // JSON Patch, decodes both as a Job, and fails unless the patched one is
 // raw's with the annotation set to rules (added, or a stale value
-// replaced) and nothing else changed.
+// replaced) and nothing else changed (by Semantic equality, to which an
+// annotations map left empty is the same as none).
 func readBackJob(raw []byte, ops []inject.Op, rules string) error {
 	patched, err := inject.Apply(raw, ops)
 	if err != nil {
@@ -134,9 +132,6 @@ func readBackJob(raw []byte, ops []inject.Op, rules string) error {
 	}
 	delete(after.Spec.Template.Annotations, inject.AnnotationExitCodeRules)
 	delete(before.Spec.Template.Annotations, inject.AnnotationExitCodeRules) // a stale value, replaced
-	if len(after.Spec.Template.Annotations) == 0 && len(before.Spec.Template.Annotations) == 0 {
-		after.Spec.Template.Annotations = before.Spec.Template.Annotations
-	}
 	if !equality.Semantic.DeepEqual(before, after) {
 		return errors.New("the exit-code rules' patch changes more of the Job than the annotation")
 	}

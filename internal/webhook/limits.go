@@ -84,23 +84,21 @@ func (c *Config) serveMutate(w http.ResponseWriter, r *http.Request) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		c.early(w, bytes.NewReader(body), start, fail(reasonRequestTooBig, fmt.Errorf("the AdmissionReview has more than %d bytes", maxBody)))
-		return
+		err = fail(reasonRequestTooBig, fmt.Errorf("the AdmissionReview has more than %d bytes", maxBody))
 	case errors.Is(err, errNoRoom):
-		c.early(w, bytes.NewReader(body), start, fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering large requests already")))
-		return
+		err = fail(reasonBusy, fmt.Errorf("job-signal-webhook is answering large requests already"))
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
-		c.early(w, bytes.NewReader(body), start, fail(reasonSlowRequest,
-			fmt.Errorf("the AdmissionReview did not arrive whole within %s (%d bytes of %d)", BodyTimeout, len(body), r.ContentLength)))
-		return
+		err = fail(reasonSlowRequest, fmt.Errorf("the AdmissionReview did not arrive whole within %s (%d bytes of %d)", BodyTimeout, len(body), r.ContentLength))
 	case errors.Is(err, errStalled):
 		w.Header().Set("Connection", "close")
-		c.early(w, bytes.NewReader(body), start, fail(reasonSlowRequest,
-			fmt.Errorf("the AdmissionReview stopped coming (%d bytes of %d) while other requests needed its room", len(body), r.ContentLength)))
-		return
+		err = fail(reasonSlowRequest, fmt.Errorf("the AdmissionReview stopped coming (%d bytes of %d) while other requests needed its room", len(body), r.ContentLength))
 	case err != nil:
 		http.Error(w, "read AdmissionReview: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err != nil { // refused, from a sketch of what came
+		c.early(w, bytes.NewReader(body), start, err)
 		return
 	}
 	// Read whole: from here RequestTimeout bounds the request, and the

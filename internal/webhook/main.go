@@ -208,21 +208,14 @@ type apiReaders struct {
 // apiAccess connects with the kubeconfig or the in-cluster account, and
 // starts watching LimitRanges; it returns once their cache is filled.
 func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, error) {
-	var config *rest.Config
-	var err error
-	switch {
-	case c.Kubeconfig != "":
-		config, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	case os.Getenv("KUBERNETES_SERVICE_HOST") != "":
-		config, err = rest.InClusterConfig()
-	default:
+	if c.Kubeconfig == "" && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
 		log.Warn("no API access (no --kubeconfig, not in a Pod): pull secrets are not used and LimitRanges not checked")
 		return apiReaders{}, nil
 	}
+	config, err := restConfig(c.Kubeconfig)
 	if err != nil {
 		return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
 	}
-	config.UserAgent = "job-signal-webhook/" + version.Release
 	client, err := kubeapi.CoreClient(config)
 	if err != nil {
 		return apiReaders{}, fmt.Errorf("--kubeconfig: %w", err)
@@ -286,4 +279,18 @@ func (c *Cmd) apiAccess(ctx context.Context, log *slog.Logger) (apiReaders, erro
 			return out, err
 		},
 	}, nil
+}
+
+// restConfig connects to the API server with kubeconfig, else with the
+// in-cluster account, as job-signal-webhook: serve and unregister alike.
+func restConfig(kubeconfig string) (config *rest.Config, err error) {
+	if kubeconfig != "" {
+		config, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		config, err = rest.InClusterConfig()
+	}
+	if err == nil {
+		config.UserAgent = program + "/" + version.Release
+	}
+	return config, err
 }

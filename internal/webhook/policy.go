@@ -71,26 +71,25 @@ var policyTable = []failureClass{
 	{reasonRequestTooBig, false, "an AdmissionReview over 4 MiB (the API server sends at most 3)"},
 }
 
-// temporary is policyTable's answer for a reason class; a class not in it is
-// lasting (TestPolicyCoversEveryFailure keeps them all in it).
-func temporary(reason string) bool {
-	for _, c := range policyTable {
-		if c.Reason == reason {
-			return c.Temporary
-		}
-	}
-	return false
-}
-
 // failure is why a Pod could not be injected.
 type failure struct {
 	class string // a reason class of Policy
 	err   error
 }
 
-func (f *failure) Error() string   { return f.err.Error() }
-func (f *failure) Unwrap() error   { return f.err }
-func (f *failure) temporary() bool { return temporary(f.class) }
+func (f *failure) Error() string { return f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+// temporary is policyTable's answer for f's class; a class not in it is
+// lasting (TestPolicyCoversEveryFailure keeps them all in it).
+func (f *failure) temporary() bool {
+	for _, c := range policyTable {
+		if c.Reason == f.class {
+			return c.Temporary
+		}
+	}
+	return false
+}
 
 // fail classes err, unless it is a failure already.
 func fail(class string, err error) error {

@@ -6,16 +6,10 @@ import (
 	"log/slog"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/job-signal/job-signal/internal/cli"
-	"github.com/job-signal/job-signal/internal/version"
+	"github.com/job-signal/job-signal/internal/kubeapi"
 )
 
 // UnregisterCmd is `job-signal-webhook unregister`: what the chart's
@@ -39,18 +33,11 @@ type UnregisterCmd struct {
 func (u *UnregisterCmd) Validate() error { return cli.Invalid(cli.CheckDurations(u)) }
 
 func (u *UnregisterCmd) run(log *slog.Logger) error {
-	var config *rest.Config
-	var err error
-	if u.Kubeconfig != "" {
-		config, err = clientcmd.BuildConfigFromFlags("", u.Kubeconfig)
-	} else {
-		config, err = rest.InClusterConfig()
-	}
+	config, err := restConfig(u.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig (or the in-cluster account): %w", err)
 	}
-	config.UserAgent = "job-signal-webhook/" + version.Release
-	client, err := registrationClient(config)
+	client, err := kubeapi.AdmissionClient(config)
 	if err != nil {
 		return err
 	}
@@ -97,20 +84,4 @@ func (u *UnregisterCmd) run(log *slog.Logger) error {
 type registration struct {
 	kind, resource string
 	names          []string
-}
-
-// registrationClient is a REST client for admissionregistration.k8s.io/v1
-// that knows only that group's types, as kubeapi.CoreClient does for the
-// core group.
-func registrationClient(config *rest.Config) (*rest.RESTClient, error) {
-	scheme := kruntime.NewScheme()
-	if err := admissionregistrationv1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	metav1.AddToGroupVersion(scheme, admissionregistrationv1.SchemeGroupVersion)
-	config = rest.CopyConfig(config)
-	config.GroupVersion = &admissionregistrationv1.SchemeGroupVersion
-	config.APIPath = "/apis"
-	config.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
-	return rest.RESTClientFor(config)
 }
