@@ -179,13 +179,12 @@ func (fl Flags) Scan(args []string) Scanned {
 			if sc.Help < 0 {
 				sc.Help = i
 			}
-		case !strings.HasPrefix(a, "--") || hasValue:
-			if hasValue {
-				sc.Values[name] = value
-			}
-		case fl.takesValue[name] && i+1 < len(args) && args[i+1] != "--":
+		case hasValue:
+			sc.Values[name] = value
+		case fl.takesValue[name] && i+1 < len(args) && args[i+1] != "--": // long: a short flag's name keeps its "-"
 			next := args[i+1]
-			if fl.isFlag(next) {
+			nextName, _, _ := strings.Cut(strings.TrimPrefix(next, "--"), "=")
+			if _, ours := fl.takesValue[nextName]; ours && strings.HasPrefix(next, "--") {
 				if sc.Missing == nil {
 					sc.Missing = fmt.Errorf("--%s has no value: the next word, %s, is a flag (an empty variable? write --%s=VALUE)", name, next, name)
 				}
@@ -193,26 +192,16 @@ func (fl Flags) Scan(args []string) Scanned {
 			}
 			sc.Values[name] = next
 			i++
-			if strings.HasPrefix(next, "-") {
-				sc.Kong = append(sc.Kong, a+"="+next)
+			if !strings.HasPrefix(next, "-") {
+				sc.Kong = append(sc.Kong, a, next)
 				continue
 			}
-			sc.Kong = append(sc.Kong, a, next)
-			continue
+			a += "=" + next
 		}
 		sc.Kong = append(sc.Kong, a)
 	}
 	sc.Kong = append(sc.Kong, args[i:]...)
 	return sc
-}
-
-// isFlag reports whether word is one of our long flags (--name or
-// --name=value).
-func (fl Flags) isFlag(word string) bool {
-	name, ok := strings.CutPrefix(word, "--")
-	name, _, _ = strings.Cut(name, "=")
-	_, known := fl.takesValue[name]
-	return ok && known
 }
 
 // Default is the line with cmd, the grammar's default command, given to
