@@ -68,7 +68,7 @@ func eachFlag(t reflect.Type, commands bool, index []int, visit func([]int, refl
 // parses it (Scan).
 type Flags struct {
 	takesValue map[string]bool // long flag name -> takes a value
-	commands   []string        // the grammar's commands, named as kong names them
+	Commands   []string        // the grammar's commands, named as kong names them
 }
 
 // FlagsOf collects the flags of the struct grammar points to: its own,
@@ -81,14 +81,11 @@ func FlagsOf(grammar any) Flags {
 	})
 	for i := range t.NumField() {
 		if f := t.Field(i); hasTag(f, "cmd") {
-			flags.commands = append(flags.commands, commandName(f))
+			flags.Commands = append(flags.Commands, commandName(f))
 		}
 	}
 	return flags
 }
-
-// Commands are the grammar's commands, named as kong names them.
-func (fl Flags) Commands() []string { return fl.commands }
 
 // commandName is the name kong gives the command field f: its name tag,
 // or its Go name in kebab case (ShowAll: show-all).
@@ -166,7 +163,7 @@ func (fl Flags) Scan(args []string) Scanned {
 			break
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			if sc.Cmd == "" && slices.Contains(fl.commands, a) {
+			if sc.Cmd == "" && slices.Contains(fl.Commands, a) {
 				sc.Cmd = a
 				sc.Kong = append(sc.Kong, a)
 				continue // COMMAND, if any, comes after it
