@@ -68,11 +68,9 @@ func (o LogOptions) Logger(w io.Writer, program string) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(o.LogLevel))
 	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: valuesAsText}
-	var h slog.Handler
+	var h slog.Handler = slog.NewTextHandler(w, hopts)
 	if o.LogFormat == "json" {
 		h = slog.NewJSONHandler(w, hopts)
-	} else {
-		h = slog.NewTextHandler(w, hopts)
 	}
 	return slog.New(h).With("prog", program)
 }
@@ -183,19 +181,14 @@ func newParser(program, description string, grammar any, stdout, stderr io.Write
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(exitPanic{code}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, WrapUpperBound: 100}),
-		kong.Vars(Vars(program)),
+		// The variables the programs' struct tags may use (${dir}, ${image}).
+		kong.Vars{"dir": signalfs.DefaultDir, "version": program + " " + version.String(), "image": version.Image},
 	)
 	if err != nil {
 		// The grammar is ours: a mistake in it is a bug.
 		panic(err)
 	}
 	return parser
-}
-
-// Vars are the variables the programs' struct tags may use (${dir},
-// ${image}).
-func Vars(program string) map[string]string {
-	return map[string]string{"dir": signalfs.DefaultDir, "version": program + " " + version.String(), "image": version.Image}
 }
 
 // invalidError is a Validate hook's error.

@@ -136,7 +136,7 @@ func TestFlagsCommandsAreKongs(t *testing.T) {
 	for _, c := range newParser("t", "", &g, io.Discard, io.Discard).Model.Children {
 		names = append(names, c.Name)
 	}
-	if got := FlagsOf(&g).commands; !reflect.DeepEqual(got, names) {
+	if got := FlagsOf(&g).Commands; !reflect.DeepEqual(got, names) {
 		t.Errorf("commands %q, kong has %q", got, names)
 	}
 }

@@ -11,8 +11,8 @@ import (
 // kong would not. help_test.go runs it on both programs.
 func HelpProblems(grammar any) []string {
 	var problems []string
-	eachFlag(reflect.TypeOf(grammar).Elem(), true, nil, func(_ []int, f reflect.StructField, t tags) {
-		help, name := f.Tag.Get("help"), "--"+t.name
+	eachFlag(reflect.TypeOf(grammar).Elem(), true, nil, func(_ []int, f reflect.StructField) {
+		help, name := f.Tag.Get("help"), "--"+f.Tag.Get("name")
 		_, hasDefault := f.Tag.Lookup("default")
 		says := strings.Contains(help, "(default")
 		switch {

@@ -27,31 +27,20 @@ type Wrapper struct {
 func CheckDurations(v any) error {
 	s := reflect.ValueOf(v).Elem()
 	var err error
-	eachFlag(s.Type(), false, nil, func(index []int, _ reflect.StructField, t tags) {
+	eachFlag(s.Type(), false, nil, func(index []int, f reflect.StructField) {
 		d, ok := s.FieldByIndex(index).Interface().(time.Duration)
 		switch {
 		case !ok || err != nil:
 		case d < 0:
-			err = fmt.Errorf("--%s: must not be negative, got %s", t.name, d)
-		case d == 0 && t.nonzero:
-			err = fmt.Errorf("--%s: must be positive, got %s", t.name, d)
+			err = fmt.Errorf("--%s: must not be negative, got %s", f.Tag.Get("name"), d)
+		case d == 0 && hasTag(f, "nonzero"):
+			err = fmt.Errorf("--%s: must be positive, got %s", f.Tag.Get("name"), d)
 		}
 	})
 	return err
 }
 
-// tags are the struct tags of one field that the programs read besides
-// kong: a flag's name, whether it is an argument or a command, and the
-// project's own nonzero (see CheckDurations).
-type tags struct {
-	name              string
-	arg, cmd, nonzero bool
-}
-
-func tagsOf(f reflect.StructField) tags {
-	return tags{name: f.Tag.Get("name"), arg: hasTag(f, "arg"), cmd: hasTag(f, "cmd"), nonzero: hasTag(f, "nonzero")}
-}
-
+// hasTag reports whether field f has the struct tag key, even empty (cmd:"").
 func hasTag(f reflect.StructField, key string) bool {
 	_, ok := f.Tag.Lookup(key)
 	return ok
@@ -61,15 +50,15 @@ func hasTag(f reflect.StructField, key string) bool {
 // for every flag field (one with a name tag) of the struct type t and of
 // the structs it embeds, and with commands of its commands too, with the
 // field's index from t (for FieldByIndex). index is the path to t.
-func eachFlag(t reflect.Type, commands bool, index []int, visit func([]int, reflect.StructField, tags)) {
+func eachFlag(t reflect.Type, commands bool, index []int, visit func([]int, reflect.StructField)) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		at := append(index[:len(index):len(index)], i)
-		switch ft := tagsOf(f); {
-		case f.Anonymous && f.Type.Kind() == reflect.Struct, ft.cmd && commands:
+		switch cmd := hasTag(f, "cmd"); {
+		case f.Anonymous && f.Type.Kind() == reflect.Struct, cmd && commands:
 			eachFlag(f.Type, commands, at, visit)
-		case ft.name != "" && !ft.arg && !ft.cmd && f.IsExported():
-			visit(at, f, ft)
+		case f.Tag.Get("name") != "" && !hasTag(f, "arg") && !cmd && f.IsExported():
+			visit(at, f)
 		}
 	}
 }
@@ -79,7 +68,7 @@ func eachFlag(t reflect.Type, commands bool, index []int, visit func([]int, refl
 // parses it (Scan).
 type Flags struct {
 	takesValue map[string]bool // long flag name -> takes a value
-	commands   []string        // the grammar's commands, named as kong names them
+	Commands   []string        // the grammar's commands, named as kong names them
 }
 
 // FlagsOf collects the flags of the struct grammar points to: its own,
@@ -87,25 +76,22 @@ type Flags struct {
 func FlagsOf(grammar any) Flags {
 	flags := Flags{takesValue: map[string]bool{}}
 	t := reflect.TypeOf(grammar).Elem()
-	eachFlag(t, true, nil, func(_ []int, f reflect.StructField, ft tags) {
-		flags.takesValue[ft.name] = f.Type.Kind() != reflect.Bool
+	eachFlag(t, true, nil, func(_ []int, f reflect.StructField) {
+		flags.takesValue[f.Tag.Get("name")] = f.Type.Kind() != reflect.Bool
 	})
 	for i := range t.NumField() {
-		if f := t.Field(i); tagsOf(f).cmd {
-			flags.commands = append(flags.commands, commandName(f))
+		if f := t.Field(i); hasTag(f, "cmd") {
+			flags.Commands = append(flags.Commands, commandName(f))
 		}
 	}
 	return flags
 }
 
-// Commands are the grammar's commands, named as kong names them.
-func (fl Flags) Commands() []string { return fl.commands }
-
 // commandName is the name kong gives the command field f: its name tag,
 // or its Go name in kebab case (ShowAll: show-all).
 func commandName(f reflect.StructField) string {
-	if t := tagsOf(f); t.name != "" {
-		return t.name
+	if name := f.Tag.Get("name"); name != "" {
+		return name
 	}
 	var b strings.Builder
 	for i, r := range f.Name {
@@ -177,7 +163,7 @@ func (fl Flags) Scan(args []string) Scanned {
 			break
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			if sc.Cmd == "" && slices.Contains(fl.commands, a) {
+			if sc.Cmd == "" && slices.Contains(fl.Commands, a) {
 				sc.Cmd = a
 				sc.Kong = append(sc.Kong, a)
 				continue // COMMAND, if any, comes after it
@@ -190,13 +176,12 @@ func (fl Flags) Scan(args []string) Scanned {
 			if sc.Help < 0 {
 				sc.Help = i
 			}
-		case !strings.HasPrefix(a, "--") || hasValue:
-			if hasValue {
-				sc.Values[name] = value
-			}
-		case fl.takesValue[name] && i+1 < len(args) && args[i+1] != "--":
+		case hasValue:
+			sc.Values[name] = value
+		case fl.takesValue[name] && i+1 < len(args) && args[i+1] != "--": // long: a short flag's name keeps its "-"
 			next := args[i+1]
-			if fl.isFlag(next) {
+			nextName, _, _ := strings.Cut(strings.TrimPrefix(next, "--"), "=")
+			if _, ours := fl.takesValue[nextName]; ours && strings.HasPrefix(next, "--") {
 				if sc.Missing == nil {
 					sc.Missing = fmt.Errorf("--%s has no value: the next word, %s, is a flag (an empty variable? write --%s=VALUE)", name, next, name)
 				}
@@ -204,26 +189,16 @@ func (fl Flags) Scan(args []string) Scanned {
 			}
 			sc.Values[name] = next
 			i++
-			if strings.HasPrefix(next, "-") {
-				sc.Kong = append(sc.Kong, a+"="+next)
+			if !strings.HasPrefix(next, "-") {
+				sc.Kong = append(sc.Kong, a, next)
 				continue
 			}
-			sc.Kong = append(sc.Kong, a, next)
-			continue
+			a += "=" + next
 		}
 		sc.Kong = append(sc.Kong, a)
 	}
 	sc.Kong = append(sc.Kong, args[i:]...)
 	return sc
-}
-
-// isFlag reports whether word is one of our long flags (--name or
-// --name=value).
-func (fl Flags) isFlag(word string) bool {
-	name, ok := strings.CutPrefix(word, "--")
-	name, _, _ = strings.Cut(name, "=")
-	_, known := fl.takesValue[name]
-	return ok && known
 }
 
 // Default is the line with cmd, the grammar's default command, given to

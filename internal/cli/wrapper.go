@@ -83,12 +83,11 @@ func TerminationLog(path, message string, log *slog.Logger) {
 	// Never create it, follow a link, or block on a FIFO: it is the
 	// kubelet's file or nothing.
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		log.Debug("termination log not written", "path", path, "err", err)
-		return
+	if err == nil {
+		_, err = io.WriteString(f, strings.TrimSpace(message)+"\n")
+		f.Close()
 	}
-	defer f.Close()
-	if _, err := io.WriteString(f, strings.TrimSpace(message)+"\n"); err != nil {
+	if err != nil {
 		log.Debug("termination log not written", "path", path, "err", err)
 	}
 }

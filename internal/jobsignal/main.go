@@ -67,7 +67,7 @@ func (VersionCmd) Run(env *cli.Env) error {
 var cliFlags = cli.FlagsOf(&CLI{})
 
 // subcommands are job-signal's commands, as the first argument.
-var subcommands = cliFlags.Commands()
+var subcommands = cliFlags.Commands
 
 // notCommands are words people try as a subcommand that job-signal does
 // not have; as the first word they are refused rather than run as COMMAND.
