@@ -192,6 +192,9 @@ func injectAll(ctx context.Context, all []*parsed, opts *Options, stderr io.Writ
 }
 
 // applyAll writes the changes of a document's templates into its bytes.
+// Its callers pass only a document with changes: one without is left as
+// read, never parsed by the editor (which refuses some layouts it need
+// not touch).
 func applyAll(p *parsed) (string, error) {
 	root, err := parseDocument(p.doc)
 	if err != nil {
