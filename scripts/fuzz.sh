@@ -21,7 +21,12 @@
 # with a bare "context deadline exceeded" (a race between its deadline and
 # the cancellation of its workers, fixed in Go 1.27), and did in CI here,
 # once on the same target twice in a row. Its answer to INT has no such
-# race. A count (100x) has no deadline either and goes to the fuzzer.
+# race. The INT goes to the fuzzer alone (--foreground), not to its
+# process group as ^C does: a worker that the INT killed while the
+# fuzzer was starting it, before the fuzzer itself had seen the INT,
+# failed the run with "fuzzing process terminated without fuzzing: EOF";
+# the fuzzer stops its workers itself once it has. A count (100x) has no
+# deadline either and goes to the fuzzer.
 set -uo pipefail
 go=$1 fuzztime=$2 minimize=$3
 work=$(mktemp -d)
@@ -34,7 +39,7 @@ fuzz() {
 	local bin=$1 dir=$2 pkg=$3 target=$4 bound=() budget=()
 	case $fuzztime in
 	*x) budget=(-test.fuzztime "$fuzztime") ;;
-	*) bound=(timeout --preserve-status -k 60s -s INT "$fuzztime") ;;
+	*) bound=(timeout --foreground --preserve-status -k 60s -s INT "$fuzztime") ;;
 	esac
 	if ! (cd "$dir" && "${bound[@]}" "$bin" -test.run '^$' -test.fuzz "^${target}\$" "${budget[@]}" \
 		-test.fuzzminimizetime "$minimize" -test.fuzzcachedir "$cache/$pkg" -test.paniconexit0); then
